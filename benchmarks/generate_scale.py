@@ -50,6 +50,9 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # its sibling, when imported by path (tests)
+from scale_addition import ADDITION_LANG, addition_config, write_addition_memory  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[1]
 REGISTRY = ROOT / "configs" / "languages.toml"
 QUESTION_LANGS = ["zh", "ja", "fr", "ru", "es"]  # native / translated languages besides en
@@ -1095,7 +1098,7 @@ class Vocabulary:
         self.atui = Permuted("AT", 9, 69621 * 7, 11_111_111)
         self.rui = Permuted("R", 9, 40692 * 11, 22_222_222)
         self.preferred_en = registry["en"]["preferred_sources"]
-        self.preferred = {l: registry[l]["preferred_sources"] for l in QUESTION_LANGS}
+        self.preferred = {l: registry[l]["preferred_sources"] for l in QUESTION_LANGS + [ADDITION_LANG]}
         self.concepts = 0
         self.by_group: dict[str, int] = {}
         self.by_depth: dict[int, int] = {}
@@ -1436,7 +1439,7 @@ class Vocabulary:
 
     def _keep(self, cui, head, mods, group, tui, depth, en, name_en, atoms, role) -> None:
         names, has_atom, genders = {}, {}, {}
-        for l in QUESTION_LANGS:
+        for l in QUESTION_LANGS + [ADDITION_LANG]:  # deterministic, no random draws: the others stay as they were
             lat = LAT_OF[l]
             opens = [(self.preferred[l].index(a[1]) if a[1] in self.preferred[l] else 99, a[3])
                      for a in atoms if a[0] == lat and SAB_INFO[a[1]][1] == 0]
@@ -2327,6 +2330,7 @@ def write_sources(vocab: Vocabulary, out: Path, preset: Preset, seed: int, regis
             tm.add(e)
         tm_terms[lang] += 1
     tm.close()
+    addition = write_addition_memory(out, english_all, POPULATIONS, _NO_POP, tm_entry, JsonlWriter, seed, preset.tm_share)
 
     # ---- background evidence passages
     bg = JsonlWriter(out / "sources" / "background.jsonl")
@@ -2354,6 +2358,7 @@ def write_sources(vocab: Vocabulary, out: Path, preset: Preset, seed: int, regis
                      "evidence_corpus": counters["evidence"] + preset.background},
         "memory": {"question_entries": tm_questions, "term_entries": tm_terms, "lines": tm.rows,
                    "question_targets_with_vocabulary_atom": round(from_atoms / max(1, sum(tm_questions.values())), 3)},
+        "addition": addition,
     }
 
 
@@ -2417,6 +2422,7 @@ dev_fraction = 0.0
 shard_size = 2000
 """
     (out / "config.toml").write_text(text, encoding="utf-8", newline="\n")
+    (out / f"config-add-{ADDITION_LANG}.toml").write_text(addition_config(text), encoding="utf-8", newline="\n")
 
 
 # ============================================================================ main

@@ -10,7 +10,7 @@ from prefect import flow, get_run_logger
 
 from mmedbench.config import LoadedConfig, load_config
 from mmedbench.errors import InputError
-import tasks.ground  # noqa: F401  (heavy imports once, in this thread, before tasks run on a pool)
+import tasks.ground  # heavy imports once, in this thread, before tasks run on a pool
 from tasks import prefect_tasks as pt
 from mmedbench.inputs import input_files as _input_files
 from tasks.assemble import assemble_release
@@ -101,6 +101,9 @@ def run_stages(loaded: LoadedConfig, work: str, runs: Counter, targets: list[str
                 shard=shard, target=target, languages={c: langs[c] for c in sorted(set(needed) | {target})},
                 memory=[mem_by_lang[target]], work_dir=work, langid_backend=cfg.langid_backend))
     grounded = [runs.future(f) for f in ground_futures]
+    # the grounders (GBs at full scale) are not needed past this point; with a Dask runner
+    # they live in the workers and go with them
+    tasks.ground.drop_grounders()
     realized = [runs.future(f) for f in realize_futures]
     alloc_params = dict(
         item_shards=src["shards"], grounded=grounded, realized=realized, vocab=vocab, languages=langs, memory=memory,

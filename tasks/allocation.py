@@ -60,6 +60,33 @@ class ConceptRealizer:
             return None
         return Realization(entry.target, PROVENANCE_OF_STATUS[entry.status])
 
+    def can_name(self, cui: str, lang: str) -> bool:
+        """Cheap pre-check (no gates): is there any candidate name in the language?"""
+        return lang == "en" or (cui, lang) in self.best or self.tm.lookup(self.names_en[cui], "en", lang) is not None
+
+
+def cd_targets(eligible: list[str], languages: list[str], quota: int, can_name, floor: int = 400,
+               per_language: int = 4) -> list[str]:
+    """Pure: the confusion-set targets to build sets for, in `eligible`'s (seeded) order.
+
+    The first `floor` eligible concepts, plus, for each language, its first
+    `per_language * quota` eligible concepts that it can name at all. Drawing targets
+    without asking whether a language can name them left the cd cells of languages with
+    few atoms short at paper scale (zh filled 465 of 829), while 20x enough nameable
+    concepts existed. Each target later gets one tier, hence the margin."""
+    chosen = set(eligible[:floor])
+    for lang in languages:
+        want = per_language * quota
+        for cui in eligible:
+            if want <= 0:
+                break
+            if cui in chosen:
+                want -= can_name(cui, lang)
+            elif can_name(cui, lang):
+                chosen.add(cui)
+                want -= 1
+    return [c for c in eligible if c in chosen]
+
 
 def seed_from_release(alloc: Allocator, base: Path, languages: dict[str, Language]) -> set[str]:
     """Pre-load an allocator with a published release: its key concepts stay owned by their
@@ -133,11 +160,10 @@ def allocate_cells(item_shards: list[str], grounded: list[str], realized: list[s
     hierarchy = Hierarchy(list(zip(parents["cui"].to_pylist(), parents["parent"].to_pylist())))
     eligible = sorted((c for c, info in concepts.items() if info.group in key_groups and c not in alloc.owner),
                       key=lambda c: seeded_order(seed, f"cd-target:{c}"))
-    need = quotas["cd"] * len(order)
-    targets = eligible[: max(3 * need, 400)]  # one tier each; room for targets no language can name
-    sets_by_tier = build_candidates(concepts, hierarchy, distractors, seed, targets, one_tier_per_target=True)
     atoms = pq.read_table(vocab["atoms"], columns=["cui", "lang", "str", "ispref", "sab"])
     realizer = ConceptRealizer(atoms, {c: i.name for c, i in concepts.items()}, langs, TranslationMemory.from_files([Path(p) for p in memory]), langid_backend)
+    targets = cd_targets(eligible, order, quotas["cd"], realizer.can_name)
+    sets_by_tier = build_candidates(concepts, hierarchy, distractors, seed, targets, one_tier_per_target=True)
     chosen = alloc.allocate_confusion_sets(sets_by_tier, realizer, ["easy", "medium", "hard"])
     for k, v in realizer.rejections.items():
         gate_rejections[k] += v

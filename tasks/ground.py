@@ -6,9 +6,11 @@ their key concepts are marked unanswerable (the allocation drops them with a rea
 """
 from __future__ import annotations
 
+import gc
 import json
 import re
 import threading
+from contextlib import contextmanager
 from pathlib import Path
 
 import nltk  # noqa: F401  (see below)
@@ -32,19 +34,52 @@ GROUNDED_SCHEMA = pa.schema([
 ])
 
 
-_LOCAL = threading.local()
+class SharedGrounders:
+    """One grounder per configuration per process, used by one thread at a time.
+
+    Grounders were once per thread (QuickUMLS' simstring reader and spaCy pipelines are
+    not documented as thread-safe); at paper scale every pool thread then held its own
+    matchers over 2.2M English atoms and the build peaked at 14.3 GB. Grounding is pure
+    Python and holds the GIL, so serialising calls on one grounder costs no throughput,
+    and the process holds each language's structures once. Construction happens under the
+    entry's lock, so concurrent shards never build the same grounder twice."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._entries: dict[tuple, list] = {}  # key -> [lock, grounder or None]
+
+    @contextmanager
+    def use(self, key: tuple, build):
+        with self._lock:
+            entry = self._entries.setdefault(key, [threading.Lock(), None])
+        with entry[0]:
+            if entry[1] is None:
+                entry[1] = build()
+            yield entry[1]
+
+    def __len__(self) -> int:
+        return sum(e[1] is not None for e in self._entries.values())
+
+    def clear(self) -> None:
+        """Free every grounder (the flow calls this once all shards are grounded)."""
+        with self._lock:
+            self._entries = {}
+        gc.collect()
 
 
-def get_grounder(atoms_path: str, lang_json: str, cache_root: str, threshold: float, window: int) -> Grounder:
-    """One grounder per thread and configuration: QuickUMLS' simstring reader and spaCy
-    pipelines are not documented as thread-safe, and shards run on a thread pool."""
-    cache = getattr(_LOCAL, "grounders", None)
-    if cache is None:
-        cache = _LOCAL.grounders = {}
-    key = (atoms_path, lang_json, cache_root, threshold, window)
-    if key not in cache:
-        cache[key] = Grounder(Path(atoms_path), Language.model_validate_json(lang_json), Path(cache_root), threshold, window)
-    return cache[key]
+GROUNDERS = SharedGrounders()
+
+
+def drop_grounders() -> None:
+    GROUNDERS.clear()
+
+
+def grounder_key(atoms_path: str, lang_json: str, cache_root: str, threshold: float, window: int) -> tuple:
+    return (atoms_path, lang_json, cache_root, threshold, window)
+
+
+def build_grounder(atoms_path: str, lang_json: str, cache_root: str, threshold: float, window: int) -> Grounder:
+    return Grounder(Path(atoms_path), Language.model_validate_json(lang_json), Path(cache_root), threshold, window)
 
 
 def key_concepts(mentions: list[dict], group_of: dict[str, str], key_groups: set[str], min_score: float) -> list[str]:
@@ -104,16 +139,18 @@ def ground_shard(shard: str, corpus: dict[str, str], vocab: dict, languages: dic
         t = t.filter(pc.is_in(t["id"], value_set=pa.array(sorted(needed), pa.string())))
         passages.update({i: f"{ti}. {tx}" for i, ti, tx in zip(t["id"].to_pylist(), t["title"].to_pylist(), t["text"].to_pylist())})
 
-    def grounder(code: str) -> Grounder:
-        return get_grounder(vocab["atoms_by_lang"][code], json.dumps(languages[code], sort_keys=True), cache_root, threshold, window)
+    def ground(code: str, text: str) -> list[dict]:
+        args = (vocab["atoms_by_lang"][code], json.dumps(languages[code], sort_keys=True), cache_root, threshold, window)
+        with GROUNDERS.use(grounder_key(*args), lambda: build_grounder(*args)) as grounder:
+            return [m.as_dict() for m in grounder.ground(text)]
 
     grounded = []
     for it in items:
-        native = [m.as_dict() for m in grounder(it["lang"]).ground(it["text"])]
+        native = ground(it["lang"], it["text"])
         if it["lang"] == "en":
             pivot = native
         else:
-            pivot = [m.as_dict() for m in grounder("en").ground(it["pivot"])] if it["pivot"] else []
+            pivot = ground("en", it["pivot"]) if it["pivot"] else []
         grounded.append((it, native, pivot, key_concepts(native + pivot, group_of, set(key_groups), min_score)))
     names = names_of(sorted(vocab["atoms_by_lang"].values()), {c for *_, keys in grounded for c in keys})
     rows = []

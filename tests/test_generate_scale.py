@@ -187,6 +187,21 @@ def test_memory_parses_and_passes_the_gates(tiny):
     assert len(failures) <= 1, failures
 
 
+def test_addition_memory_is_german_and_passes_the_gates(tiny):
+    from mmedbench.config import load_config, load_registry
+    from tasks.gates import translation_gates
+
+    registry = load_registry(tiny / "languages.toml")
+    entries = [json.loads(l) for l in (tiny / "tm" / "memory-de.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert len(entries) > 50 and {e["target_lang"] for e in entries} == {"de"}
+    failures = [(e["target"], r) for e in entries
+                for r in translation_gates(e["source"], e["target"], registry["en"], registry["de"])]
+    assert len(failures) <= len(entries) // 50, failures
+    added = load_config(tiny / "config-add-de.toml").config
+    assert added.languages == LANGS + ["de"]
+    assert added.translation.memory == ["tm/memory.jsonl", "tm/memory-de.jsonl"]
+
+
 def test_config_points_at_the_generated_files(tiny):
     from mmedbench.config import load_config
     from mmedbench.inputs import input_files
@@ -220,3 +235,14 @@ def test_tiny_builds_an_audited_release(tiny, prefect_harness, tmp_path):
     assert all(level == 0 for level in manifest["sources_srl"].values())  # SRL > 0 sources filtered out
     dropped = manifest["dropped"]
     assert any("near-duplicate" in k for k in dropped), dropped
+
+    # the benchmark's seventh language, added on top (what run_bench.py times at scale)
+    from flows.add_language import add_language_flow
+
+    added = add_language_flow(str(release), str(tiny / "config-add-de.toml"), release_dir=str(tmp_path / "releases"),
+                              work_dir=str(tmp_path / "work"))
+    assert "error" not in added, added
+    report = audit_release(Path(added["release"]))
+    assert report.passed, [c for c in report.checks if not c.passed]
+    new = json.loads((Path(added["release"]) / "manifest.json").read_text())["cells"]
+    assert all(new[f"{t}/de"]["queries"] > 0 for t in ("xqa", "cd", "evidence"))
