@@ -76,6 +76,18 @@ def _merge_base(base: Path, tmp: Path, new_languages: list[str], counts: dict) -
             "unchanged_cells": sorted(base_manifest["cells"])}
 
 
+def _differs(final: Path, tmp: Path, files: dict) -> str | None:
+    """Why the published release is not exactly what this build wrote, or None: same
+    manifest bytes, and its files still match their manifest hashes. Its audit passed when
+    it was published, so a rebuild with nothing changed does not audit it again (minutes
+    at paper scale); `mmedbench audit` re-runs every check on demand."""
+    if not (final / "manifest.json").exists() or sha256_file(final / "manifest.json") != sha256_file(tmp / "manifest.json"):
+        return "a different release with this version exists; releases are never overwritten (use --version)"
+    if file_entries(final) != files:
+        return "the published release no longer matches its own manifest (a file changed after publishing); run mmedbench audit on it"
+    return None
+
+
 def assemble_release(loaded: LoadedConfig, inputs: dict[str, Path], vocab: dict, src: dict, alloc: dict,
                      version: str, release_root: Path, base: Path | None = None, new_languages: list[str] | None = None) -> dict:
     """Write, audit and publish a release. With `base`, only `new_languages` are written from
@@ -118,6 +130,12 @@ def assemble_release(loaded: LoadedConfig, inputs: dict[str, Path], vocab: dict,
         manifest["files"] = file_entries(tmp)
         with atomic_write(tmp / "manifest.json") as fh:
             fh.write(json.dumps(manifest, ensure_ascii=False, sort_keys=True, indent=2) + "\n")
+        if final.exists():
+            problem = _differs(final, tmp, manifest["files"])
+            shutil.rmtree(tmp)
+            if problem is None:
+                return {"release": str(final), "status": "unchanged", "cells": counts, "audit_passed": True}
+            raise InputError(final, problem)
         audit = audit_release(tmp, name=version)
         with atomic_write(tmp / "audit_report.json") as fh:
             fh.write(json.dumps(audit.model_dump(mode="json"), ensure_ascii=False, sort_keys=True, indent=2) + "\n")
@@ -126,12 +144,6 @@ def assemble_release(loaded: LoadedConfig, inputs: dict[str, Path], vocab: dict,
         if not audit.passed:
             failed = [f"{c.name}: {c.failures[0]}" for c in audit.checks if not c.passed]
             raise InputError(final, f"the built release fails its audit ({' | '.join(failed)}); nothing was published")
-        if final.exists():
-            old = sha256_file(final / "manifest.json") if (final / "manifest.json").exists() else None
-            if old == sha256_file(tmp / "manifest.json"):
-                shutil.rmtree(tmp)
-                return {"release": str(final), "status": "unchanged", "cells": counts, "audit_passed": True}
-            raise InputError(final, "a different release with this version exists; releases are never overwritten (use --version)")
         tmp.rename(final)
     except BaseException:
         if tmp.exists():

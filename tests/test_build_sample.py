@@ -85,3 +85,20 @@ def test_existing_release_is_never_overwritten(sample_build, tmp_path):
     assert "never overwritten" in result["error"]
     assert (target / "manifest.json").read_text() == "{}"
     assert [p.name for p in (tmp_path / "releases").iterdir()] == [release.name]
+
+
+def test_rebuild_refuses_a_published_release_changed_after_publishing(sample_build, tmp_path):
+    """A rebuild with nothing changed skips the audit only when the published files still
+    match their manifest; a changed file is reported, and nothing is touched."""
+    import shutil
+
+    from flows.build_release import build_release_flow
+
+    copy = tmp_path / "releases" / sample_build["release"].name
+    shutil.copytree(sample_build["release"], copy)
+    queries = copy / "xqa" / "en" / "queries.jsonl"
+    queries.write_text(queries.read_text() + "\n")
+    result = build_release_flow(str(SAMPLE_CONFIG), release_dir=str(tmp_path / "releases"), work_dir=str(sample_build["base"] / "work"))
+    assert "no longer matches its own manifest" in result["error"]
+    assert queries.read_text().endswith("\n\n")
+    assert [p.name for p in (tmp_path / "releases").iterdir()] == [copy.name]
