@@ -264,19 +264,28 @@ def write_rrf(concepts: dict, out: Path) -> dict[str, int]:
             for row in rows:
                 fh.write("|".join(row) + "|\n")
         counts[name] = len(rows)
-    cols = {
-        "MRCONSO.RRF": ("Concept names and sources", "CUI,LAT,TS,LUI,STT,SUI,ISPREF,AUI,SAUI,SCUI,SDUI,SAB,TTY,CODE,STR,SRL,SUPPRESS,CVF"),
-        "MRDEF.RRF": ("Definitions", "CUI,AUI,ATUI,SATUI,SAB,DEF,SUPPRESS,CVF"),
-        "MRREL.RRF": ("Related Concepts", "CUI1,AUI1,STYPE1,REL,CUI2,AUI2,STYPE2,RELA,RUI,SRUI,SAB,SL,RG,DIR,SUPPRESS,CVF"),
-        "MRSAB.RRF": ("Source Information", "VCUI,RCUI,VSAB,RSAB,SON,SF,SVER,VSTART,VEND,IMETA,RMETA,SLC,SCC,SRL,TFR,CFR,CXTY,TTYL,ATNL,LAT,CENC,CURVER,SABIN,SSN,SCIT"),
-        "MRSTY.RRF": ("Semantic Types", "CUI,TUI,STN,STY,ATUI,CVF"),
-    }
-    with (out / "MRFILES.RRF").open("w", encoding="utf-8", newline="\n") as fh:
-        for name in sorted(cols):
-            des, fmt = cols[name]
-            size = (out / name).stat().st_size
-            fh.write(f"{name}|{des}|{fmt}|{len(fmt.split(','))}|{counts[name]}|{size}|\n")
+    write_mrfiles(out, counts)
     return counts
+
+
+# MRFILES.RRF: each file's description and columns
+MRFILES_COLUMNS = {
+    "MRCONSO.RRF": ("Concept names and sources", "CUI,LAT,TS,LUI,STT,SUI,ISPREF,AUI,SAUI,SCUI,SDUI,SAB,TTY,CODE,STR,SRL,SUPPRESS,CVF"),
+    "MRDEF.RRF": ("Definitions", "CUI,AUI,ATUI,SATUI,SAB,DEF,SUPPRESS,CVF"),
+    "MRREL.RRF": ("Related Concepts", "CUI1,AUI1,STYPE1,REL,CUI2,AUI2,STYPE2,RELA,RUI,SRUI,SAB,SL,RG,DIR,SUPPRESS,CVF"),
+    "MRSAB.RRF": ("Source Information", "VCUI,RCUI,VSAB,RSAB,SON,SF,SVER,VSTART,VEND,IMETA,RMETA,SLC,SCC,SRL,TFR,CFR,CXTY,TTYL,ATNL,LAT,CENC,CURVER,SABIN,SSN,SCIT"),
+    "MRSTY.RRF": ("Semantic Types", "CUI,TUI,STN,STY,ATUI,CVF"),
+}
+
+
+def write_mrfiles(out: Path, rows: dict[str, int]) -> None:
+    """out/MRFILES.RRF for the files of MRFILES_COLUMNS already in `out`: description, columns,
+    row count (`rows`, by file name) and size in bytes."""
+    with (out / "MRFILES.RRF").open("w", encoding="utf-8", newline="\n") as fh:
+        for name in sorted(MRFILES_COLUMNS):
+            des, fmt = MRFILES_COLUMNS[name]
+            size = (out / name).stat().st_size
+            fh.write(f"{name}|{des}|{fmt}|{len(fmt.split(','))}|{rows[name]}|{size}|\n")
 
 
 def main(argv: list[str] | None = None) -> int:
