@@ -144,28 +144,34 @@ def make_questions(n: int, seed: int) -> list[str]:
 # --- implementations: texts -> signatures, each including its own shingling -------------
 
 
-def run_datasketch_update(texts, num_perm, seed):
+def _datasketch_per_text(texts, num_perm, seed, add):
+    """One datasketch MinHash per text; add(m, shingles) puts the text's shingles into m."""
     from datasketch import MinHash
 
     out = []
     for t in texts:
         m = MinHash(num_perm=num_perm, seed=seed)
-        for s in char_shingles(t, SHINGLE_N):
-            m.update(s.encode("utf-8"))
+        add(m, char_shingles(t, SHINGLE_N))
         out.append(m)
     return out
+
+
+def _update_each(m, shingles):
+    for s in shingles:
+        m.update(s.encode("utf-8"))
+
+
+def _update_batch(m, shingles):
+    m.update_batch([s.encode("utf-8") for s in shingles])
+
+
+def run_datasketch_update(texts, num_perm, seed):
+    return _datasketch_per_text(texts, num_perm, seed, _update_each)
 
 
 def run_datasketch_update_batch(texts, num_perm, seed):
     """What tasks/dedup.py did before tasks.minhash: one update_batch per text."""
-    from datasketch import MinHash
-
-    out = []
-    for t in texts:
-        m = MinHash(num_perm=num_perm, seed=seed)
-        m.update_batch([s.encode("utf-8") for s in char_shingles(t, SHINGLE_N)])
-        out.append(m)
-    return out
+    return _datasketch_per_text(texts, num_perm, seed, _update_batch)
 
 
 def run_datasketch_bulk(texts, num_perm, seed):

@@ -1580,19 +1580,9 @@ class Vocabulary:
         self.w.rows["MRSAB.RRF"] = len(rows)
 
     def _write_mrfiles(self) -> None:
-        cols = {
-            "MRCONSO.RRF": ("Concept names and sources", "CUI,LAT,TS,LUI,STT,SUI,ISPREF,AUI,SAUI,SCUI,SDUI,SAB,TTY,CODE,STR,SRL,SUPPRESS,CVF"),
-            "MRDEF.RRF": ("Definitions", "CUI,AUI,ATUI,SATUI,SAB,DEF,SUPPRESS,CVF"),
-            "MRREL.RRF": ("Related Concepts", "CUI1,AUI1,STYPE1,REL,CUI2,AUI2,STYPE2,RELA,RUI,SRUI,SAB,SL,RG,DIR,SUPPRESS,CVF"),
-            "MRSAB.RRF": ("Source Information", "VCUI,RCUI,VSAB,RSAB,SON,SF,SVER,VSTART,VEND,IMETA,RMETA,SLC,SCC,SRL,TFR,CFR,CXTY,TTYL,ATNL,LAT,CENC,CURVER,SABIN,SSN,SCIT"),
-            "MRSTY.RRF": ("Semantic Types", "CUI,TUI,STN,STY,ATUI,CVF"),
-        }
-        lines = []
-        for name in sorted(cols):
-            des, fmt = cols[name]
-            size = (self.w.folder / name).stat().st_size
-            lines.append(f"{name}|{des}|{fmt}|{len(fmt.split(','))}|{self.w.rows[name]}|{size}|\n")
-        (self.w.folder / "MRFILES.RRF").write_text("".join(lines), encoding="utf-8", newline="\n")
+        from umls.derive_sample import write_mrfiles  # generate() put ROOT on sys.path
+
+        write_mrfiles(self.w.folder, self.w.rows)
 
 
 # ============================================================================ question templates

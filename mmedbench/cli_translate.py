@@ -7,6 +7,8 @@ results, not failures. Nothing here imports Prefect.
 """
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import List, Optional
 
@@ -21,6 +23,18 @@ DEFAULT_MEMORY = "translations/memory.jsonl"
 def _fail(message: str, code: int = 2) -> None:
     typer.echo(f"error: {message}", err=True)
     raise typer.Exit(code)
+
+
+@contextmanager
+def _user_errors(path: Path) -> Iterator[None]:
+    """A user's mistake (InputError) or a file error (OSError, named by its file or else by
+    `path`) becomes the one line `error: ...` and exit 2."""
+    try:
+        yield
+    except InputError as exc:
+        _fail(str(exc))
+    except OSError as exc:
+        _fail(f"{exc.filename or path}: {exc.strerror or exc}")
 
 
 def _read_texts(path: Path) -> list[str]:
@@ -95,12 +109,8 @@ def tmx_export(
     from tasks.tmx import export_tmx
 
     paths = list(memory) if memory else [Path(DEFAULT_MEMORY)]
-    try:
+    with _user_errors(out):
         counts = export_tmx(paths, out)
-    except InputError as exc:
-        _fail(str(exc))
-    except OSError as exc:
-        _fail(f"{exc.filename or out}: {exc.strerror or exc}")
     skipped = "".join(f", skipped {n} ({r})" for r, n in sorted(counts.skipped.items()))
     typer.echo(f"exported {counts.written} translation units from {len(paths)} file(s) to {out}{skipped}")
 
@@ -113,15 +123,11 @@ def tmx_import(
     from tasks.tm_store import TMStore
     from tasks.tmx import import_tmx
 
-    try:
+    with _user_errors(memory):
         if not memory.is_file():
             raise InputError(memory, "file not found (the store the TMX was exported from)")
         with TMStore(memory) as store:
             counts = import_tmx(tmx, store)
-    except InputError as exc:
-        _fail(str(exc))
-    except OSError as exc:
-        _fail(f"{exc.filename or memory}: {exc.strerror or exc}")
     skipped = "".join(f", skipped {n} ({r})" for r, n in sorted(counts.skipped.items()))
     typer.echo(f"imported {tmx}: {counts.units} units, {counts.verified} verified entries appended, "
                f"{counts.unchanged} unchanged, {counts.already} already imported{skipped}")

@@ -18,9 +18,10 @@ import csv
 import hashlib
 import sys
 from collections import defaultdict
+from collections.abc import Callable, Set as AbstractSet
 from pathlib import Path
 
-from umls.obo import parse_obo
+from umls.obo import OboTerm, parse_obo
 
 # Sub-hierarchies kept in the sample: a coherent clinical domain
 # (heart, lungs, endocrine glands, metabolism) plus the neoplasm and behaviour
@@ -103,14 +104,71 @@ def _read_babelon(path: Path) -> dict[str, str]:
     return labels
 
 
+def new_concept() -> dict:
+    """An empty concept record: names per language as (sab, tty, text), sty, parent CUIs, defs by SAB, source term ids."""
+    return {"names": defaultdict(list), "sty": None, "parents": set(), "defs": {}, "src": set()}
+
+
+def hpo_cuis(terms: dict[str, OboTerm]) -> dict[str, list[str]]:
+    """The sorted CUIs of each HPO term, from its `UMLS:` cross-references."""
+    return {t.id: sorted({x.split(":", 1)[1] for x in t.xrefs if x.startswith("UMLS:")}) for t in terms.values()}
+
+
+def add_term(c: dict, term: OboTerm, sab: str, translations: dict[str, dict[str, str]] | None = None, also_en: str = "") -> None:
+    """Add an OBO term to the concept record `c`: its id as a source, its name as the English PT and
+    its EXACT synonyms (then `also_en`, if any) as SY under `sab`, its official label translations
+    as PT in their languages (SAB_BY_LANG), and its definition (the first one per SAB stays)."""
+    c["src"].add(term.id)
+    c["names"]["en"].append((sab, "PT", term.name))
+    for text, scope in term.synonyms:
+        if scope == "EXACT":
+            c["names"]["en"].append((sab, "SY", text))
+    if also_en:
+        c["names"]["en"].append((sab, "SY", also_en))
+    for lang, labels in (translations or {}).items():
+        if term.id in labels:
+            c["names"][lang].append((SAB_BY_LANG[lang], "PT", labels[term.id]))
+    if term.definition:
+        c["defs"].setdefault(sab, term.definition)
+
+
+def add_terms(
+    concepts: dict,
+    id_to_cui: dict[str, str],
+    sab: str,
+    terms: dict[str, OboTerm],
+    cuis: dict[str, list[str]],
+    ancestors: Callable[[str], AbstractSet[str]],
+    roots: AbstractSet[str] | None,
+    sty: Callable[[str, str, AbstractSet[str]], str],
+    translations: dict[str, dict[str, str]] | None = None,
+    also_en: dict[str, str] | None = None,
+) -> None:
+    """Add one ontology's terms to `concepts` (keyed by CUI), in term id order.
+
+    A term is kept when it has a CUI (`cuis`: its sorted CUIs) and it or one of its `ancestors`
+    is in `roots` (None: every term); it joins the concept of its lowest CUI (the stable choice),
+    recorded in `id_to_cui`, through `add_term`. A concept's semantic type is
+    `sty(term_id, name, ancestors)` of its first term."""
+    for term_id in sorted(terms):
+        term_cuis = cuis.get(term_id)
+        if not term_cuis:
+            continue
+        anc = ancestors(term_id)
+        if roots is not None and not (anc | {term_id}) & roots:
+            continue
+        t = terms[term_id]
+        cui = term_cuis[0]
+        id_to_cui[term_id] = cui
+        c = concepts.setdefault(cui, new_concept())
+        add_term(c, t, sab, translations, (also_en or {}).get(term_id, ""))
+        if c["sty"] is None:
+            c["sty"] = sty(term_id, t.name, anc)
+
+
 def collect(data: Path) -> dict:
     """Concepts keyed by CUI: names per language, sty, parents (CUIs), definition."""
     concepts: dict[str, dict] = {}
-
-    def concept(cui: str) -> dict:
-        return concepts.setdefault(
-            cui, {"names": defaultdict(list), "sty": None, "parents": set(), "defs": {}, "src": set()}
-        )
 
     # ---- Disease Ontology
     do_cuis: dict[str, list[str]] = defaultdict(list)
@@ -132,54 +190,13 @@ def collect(data: Path) -> dict:
     with (data / "hpo/hp.obo").open(encoding="utf-8") as fh:
         hp_terms = {t.id: t for t in parse_obo(fh, "hp.obo") if not t.obsolete}
     hp_parents = {t.id: t.parents for t in hp_terms.values()}
-    hp_cuis = {
-        t.id: sorted({x.split(":", 1)[1] for x in t.xrefs if x.startswith("UMLS:")}) for t in hp_terms.values()
-    }
     translations = {lang: _read_babelon(data / f"hpo/hp-{lang}.babelon.tsv") for lang in SAB_BY_LANG}
 
-    def in_roots(term_id: str, parents: dict, roots: dict) -> tuple[bool, set[str]]:
-        anc = _ancestors(term_id, parents)
-        return bool((anc | {term_id}) & roots.keys()), anc
-
     id_to_cui: dict[str, str] = {}
-    for doid in sorted(do_terms):
-        keep, anc = in_roots(doid, do_parents, DO_ROOTS)
-        cuis = sorted(do_cuis.get(doid, []))
-        if not keep or not cuis:
-            continue
-        t = do_terms[doid]
-        cui = cuis[0]  # one concept per term: the lowest CUI is the stable choice
-        id_to_cui[doid] = cui
-        c = concept(cui)
-        c["src"].add(doid)
-        c["names"]["en"].append(("DO", "PT", t.name))
-        for text, scope in t.synonyms:
-            if scope == "EXACT":
-                c["names"]["en"].append(("DO", "SY", text))
-        if t.definition:
-            c["defs"].setdefault("DO", t.definition)
-        c["sty"] = c["sty"] or _sty_for(doid, t.name, anc)
-    for hpid in sorted(hp_terms):
-        keep, anc = in_roots(hpid, hp_parents, HPO_ROOTS)
-        cuis = hp_cuis.get(hpid, [])
-        if not keep or not cuis:
-            continue
-        t = hp_terms[hpid]
-        cui = cuis[0]
-        id_to_cui[hpid] = cui
-        c = concept(cui)
-        c["src"].add(hpid)
-        c["names"]["en"].append(("HPO", "PT", t.name))
-        for text, scope in t.synonyms:
-            if scope == "EXACT":
-                c["names"]["en"].append(("HPO", "SY", text))
-        for lang, labels in translations.items():
-            if hpid in labels:
-                c["names"][lang].append((SAB_BY_LANG[lang], "PT", labels[hpid]))
-        if t.definition:
-            c["defs"].setdefault("HPO", t.definition)
-        if c["sty"] is None:
-            c["sty"] = _sty_for(hpid, t.name, anc)
+    add_terms(concepts, id_to_cui, "DO", do_terms, {d: sorted(v) for d, v in do_cuis.items()},
+              lambda term_id: _ancestors(term_id, do_parents), set(DO_ROOTS), _sty_for)
+    add_terms(concepts, id_to_cui, "HPO", hp_terms, hpo_cuis(hp_terms),
+              lambda term_id: _ancestors(term_id, hp_parents), set(HPO_ROOTS), _sty_for, translations)
     # parent links between kept concepts (nearest kept ancestor is not inferred: direct is_a only)
     for term_id, cui in id_to_cui.items():
         parents = do_parents.get(term_id) or hp_parents.get(term_id) or []
@@ -247,19 +264,28 @@ def write_rrf(concepts: dict, out: Path) -> dict[str, int]:
             for row in rows:
                 fh.write("|".join(row) + "|\n")
         counts[name] = len(rows)
-    cols = {
-        "MRCONSO.RRF": ("Concept names and sources", "CUI,LAT,TS,LUI,STT,SUI,ISPREF,AUI,SAUI,SCUI,SDUI,SAB,TTY,CODE,STR,SRL,SUPPRESS,CVF"),
-        "MRDEF.RRF": ("Definitions", "CUI,AUI,ATUI,SATUI,SAB,DEF,SUPPRESS,CVF"),
-        "MRREL.RRF": ("Related Concepts", "CUI1,AUI1,STYPE1,REL,CUI2,AUI2,STYPE2,RELA,RUI,SRUI,SAB,SL,RG,DIR,SUPPRESS,CVF"),
-        "MRSAB.RRF": ("Source Information", "VCUI,RCUI,VSAB,RSAB,SON,SF,SVER,VSTART,VEND,IMETA,RMETA,SLC,SCC,SRL,TFR,CFR,CXTY,TTYL,ATNL,LAT,CENC,CURVER,SABIN,SSN,SCIT"),
-        "MRSTY.RRF": ("Semantic Types", "CUI,TUI,STN,STY,ATUI,CVF"),
-    }
-    with (out / "MRFILES.RRF").open("w", encoding="utf-8", newline="\n") as fh:
-        for name in sorted(cols):
-            des, fmt = cols[name]
-            size = (out / name).stat().st_size
-            fh.write(f"{name}|{des}|{fmt}|{len(fmt.split(','))}|{counts[name]}|{size}|\n")
+    write_mrfiles(out, counts)
     return counts
+
+
+# MRFILES.RRF: each file's description and columns
+MRFILES_COLUMNS = {
+    "MRCONSO.RRF": ("Concept names and sources", "CUI,LAT,TS,LUI,STT,SUI,ISPREF,AUI,SAUI,SCUI,SDUI,SAB,TTY,CODE,STR,SRL,SUPPRESS,CVF"),
+    "MRDEF.RRF": ("Definitions", "CUI,AUI,ATUI,SATUI,SAB,DEF,SUPPRESS,CVF"),
+    "MRREL.RRF": ("Related Concepts", "CUI1,AUI1,STYPE1,REL,CUI2,AUI2,STYPE2,RELA,RUI,SRUI,SAB,SL,RG,DIR,SUPPRESS,CVF"),
+    "MRSAB.RRF": ("Source Information", "VCUI,RCUI,VSAB,RSAB,SON,SF,SVER,VSTART,VEND,IMETA,RMETA,SLC,SCC,SRL,TFR,CFR,CXTY,TTYL,ATNL,LAT,CENC,CURVER,SABIN,SSN,SCIT"),
+    "MRSTY.RRF": ("Semantic Types", "CUI,TUI,STN,STY,ATUI,CVF"),
+}
+
+
+def write_mrfiles(out: Path, rows: dict[str, int]) -> None:
+    """out/MRFILES.RRF for the files of MRFILES_COLUMNS already in `out`: description, columns,
+    row count (`rows`, by file name) and size in bytes."""
+    with (out / "MRFILES.RRF").open("w", encoding="utf-8", newline="\n") as fh:
+        for name in sorted(MRFILES_COLUMNS):
+            des, fmt = MRFILES_COLUMNS[name]
+            size = (out / name).stat().st_size
+            fh.write(f"{name}|{des}|{fmt}|{len(fmt.split(','))}|{rows[name]}|{size}|\n")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -226,57 +226,15 @@ def collect_open(data_dir: Path, roots: str | Iterable[str] = "all", languages: 
         translations[lang] = ds._read_babelon(path)
 
     do_lineage, hp_lineage = _Lineage(do_parents), _Lineage(hp_parents)
-
-    def keep(term_id: str, lineage: _Lineage) -> bool:
-        return wanted is None or bool((lineage.of(term_id) | {term_id}) & wanted)
-
     concepts: dict[str, dict] = {}
-
-    def concept(cui: str) -> dict:
-        return concepts.setdefault(cui, {"names": defaultdict(list), "sty": None, "parents": set(), "defs": {}, "src": set()})
-
     id_to_cui: dict[str, str] = {}
-    for doid in sorted(set(do_terms) | set(current_only)):
-        cuis = sorted(do_cuis.get(doid, ()))
-        if not cuis or not keep(doid, do_lineage):
-            continue
-        cui = cuis[0]
-        id_to_cui[doid] = cui
-        c = concept(cui)
-        c["src"].add(doid)
-        t = do_terms.get(doid)
-        name = t.name if t is not None else do_label.get(doid, "")
-        c["names"]["en"].append(("DO", "PT", name))
-        if t is not None:
-            for text, scope in t.synonyms:
-                if scope == "EXACT":
-                    c["names"]["en"].append(("DO", "SY", text))
-            current = do_label.get(doid, "")
-            if current and current != t.name:
-                c["names"]["en"].append(("DO", "SY", current))
-            if t.definition:
-                c["defs"].setdefault("DO", t.definition)
-        c["sty"] = c["sty"] or _sty(doid, name, do_lineage.of(doid))
-    for hpid in sorted(hp_terms):
-        t = hp_terms[hpid]
-        cuis = sorted({x.split(":", 1)[1] for x in t.xrefs if x.startswith("UMLS:")})
-        if not cuis or not keep(hpid, hp_lineage):
-            continue
-        cui = cuis[0]
-        id_to_cui[hpid] = cui
-        c = concept(cui)
-        c["src"].add(hpid)
-        c["names"]["en"].append(("HPO", "PT", t.name))
-        for text, scope in t.synonyms:
-            if scope == "EXACT":
-                c["names"]["en"].append(("HPO", "SY", text))
-        for lang, labels in translations.items():
-            if hpid in labels:
-                c["names"][lang].append((ds.SAB_BY_LANG[lang], "PT", labels[hpid]))
-        if t.definition:
-            c["defs"].setdefault("HPO", t.definition)
-        if c["sty"] is None:
-            c["sty"] = _sty(hpid, t.name, hp_lineage.of(hpid))
+    # DO terms only the current DO has: their current label is their name
+    do_all = {**do_terms, **{doid: OboTerm(id=doid, name=do_label.get(doid, "")) for doid in current_only}}
+    # a current label that differs from the 2016 name is kept as an English synonym
+    do_current = {doid: do_label[doid] for doid, t in do_terms.items() if do_label.get(doid) and do_label[doid] != t.name}
+    ds.add_terms(concepts, id_to_cui, "DO", do_all, {doid: sorted(cuis) for doid, cuis in do_cuis.items()},
+                 do_lineage.of, wanted, _sty, also_en=do_current)
+    ds.add_terms(concepts, id_to_cui, "HPO", hp_terms, ds.hpo_cuis(hp_terms), hp_lineage.of, wanted, _sty, translations)
 
     # parents: the nearest ancestors that are concepts (bridging terms without a CUI)
     nearest_memo: dict[str, frozenset[str]] = {}
