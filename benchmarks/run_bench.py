@@ -150,12 +150,14 @@ def main() -> int:
     ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "out" / "run")
     ap.add_argument("--report", type=Path, default=ROOT / "docs" / "performance-run.md")
     ap.add_argument("--skip-cli", action="store_true")
+    ap.add_argument("--cli-only", action="store_true", help="only the CLI runs (cold, rebuild, add-language, audit)")
     args = ap.parse_args()
     if args.out.exists():
         shutil.rmtree(args.out)
     args.out.mkdir(parents=True)
     meter = Meter()
-    run_stages(args.config.resolve(), args.out / "stages", meter)
+    if not args.cli_only:
+        run_stages(args.config.resolve(), args.out / "stages", meter)
     cli: dict = {}
     if not args.skip_cli:
         env = {**os.environ, "PREFECT_SERVER_ANALYTICS_ENABLED": "false"}

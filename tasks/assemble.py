@@ -17,6 +17,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 
 from mmedbench import __version__
+from mmedbench.caching import code_fingerprint
 from mmedbench.config import LoadedConfig
 from mmedbench.errors import InputError
 from mmedbench.jsonio import atomic_write, sha256_file
@@ -88,6 +89,15 @@ def _differs(final: Path, tmp: Path, files: dict) -> str | None:
     return None
 
 
+def _published(final: Path, build_id: str) -> dict | None:
+    """The published manifest of this version if it has this build id, else None."""
+    try:
+        manifest = json.loads((final / "manifest.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return manifest if manifest.get("build_id") == build_id else None
+
+
 def assemble_release(loaded: LoadedConfig, inputs: dict[str, Path], vocab: dict, src: dict, alloc: dict,
                      version: str, release_root: Path, base: Path | None = None, new_languages: list[str] | None = None) -> dict:
     """Write, audit and publish a release. With `base`, only `new_languages` are written from
@@ -100,6 +110,21 @@ def assemble_release(loaded: LoadedConfig, inputs: dict[str, Path], vocab: dict,
         shutil.rmtree(tmp)
     tmp.mkdir()
     try:
+        config_dump = cfg.model_dump(mode="json") | {"version": version}
+        input_hashes = {rel: sha256_file(p) for rel, p in sorted(inputs.items())}
+        cv = code_version()
+        # the source fingerprint too: an uncommitted edit must not pass for the published build
+        build_id = hashlib.sha256(json.dumps([config_dump, input_hashes, cv, code_fingerprint()], sort_keys=True).encode()).hexdigest()
+        published = _published(final, build_id)
+        if published is not None:
+            # same config, inputs and code as the published release: the build is
+            # deterministic, so its bytes would be these; check they still are
+            shutil.rmtree(tmp)
+            problem = None if file_entries(final) == published["files"] else \
+                "the published release no longer matches its own manifest (a file changed after publishing); run mmedbench audit on it"
+            if problem:
+                raise InputError(final, problem)
+            return {"release": str(final), "status": "unchanged", "cells": published["cells"], "audit_passed": True}
         languages = new_languages if base is not None else cfg.languages
         counts = write_cells(alloc["assignments"], src["corpora"], vocab, languages, cfg.splits.dev_fraction, tmp)
         changes = _merge_base(base, tmp, languages, counts) if base is not None else None
@@ -114,10 +139,6 @@ def assemble_release(loaded: LoadedConfig, inputs: dict[str, Path], vocab: dict,
                              f"add memory entries or configure an engine)")
         for cell in counts:
             counts[cell]["realization"] = _realization_note(cell, counts, quotas[cell.split("/")[0]])
-        config_dump = cfg.model_dump(mode="json") | {"version": version}
-        input_hashes = {rel: sha256_file(p) for rel, p in sorted(inputs.items())}
-        cv = code_version()
-        build_id = hashlib.sha256(json.dumps([config_dump, input_hashes, cv], sort_keys=True).encode()).hexdigest()
         manifest = {
             "version": version, "build_id": build_id, "code_version": cv, "config": config_dump, "inputs": input_hashes,
             "languages": {l.code: l.model_dump(mode="json") for l in loaded.languages},

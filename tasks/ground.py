@@ -65,6 +65,18 @@ class SharedGrounders:
         with self._lock:
             self._entries = {}
         gc.collect()
+        _return_freed_memory()
+
+
+def _return_freed_memory() -> None:
+    """Hand freed heap back to the OS (glibc keeps it in per-thread arenas otherwise, and
+    the allocation stage would then grow on top of the grounders' old footprint)."""
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):  # not glibc: nothing to do
+        pass
 
 
 GROUNDERS = SharedGrounders()
