@@ -69,20 +69,21 @@ def cd_targets(eligible: list[str], languages: list[str], quota: int, can_name, 
                per_language: int = 4) -> list[str]:
     """Pure: the confusion-set targets to build sets for, in `eligible`'s (seeded) order.
 
-    The first `floor` eligible concepts, plus, for each language, its first
-    `per_language * quota` eligible concepts that it can name at all. Drawing targets
+    The first `floor` eligible concepts, plus, for each language, its next
+    `per_language * quota` eligible concepts that it can name at all and that no earlier
+    language drew. Drawing targets
     without asking whether a language can name them left the cd cells of languages with
     few atoms short at paper scale (zh filled 465 of 829), while 20x enough nameable
     concepts existed. Each target later gets one tier, hence the margin."""
     chosen = set(eligible[:floor])
     for lang in languages:
+        # counted only when drawn for this language: targets already chosen are what
+        # earlier languages (English first, able to name everything) will take
         want = per_language * quota
         for cui in eligible:
             if want <= 0:
                 break
-            if cui in chosen:
-                want -= can_name(cui, lang)
-            elif can_name(cui, lang):
+            if cui not in chosen and can_name(cui, lang):
                 chosen.add(cui)
                 want -= 1
     return [c for c in eligible if c in chosen]
