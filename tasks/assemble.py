@@ -77,20 +77,12 @@ def _merge_base(base: Path, tmp: Path, new_languages: list[str], counts: dict) -
             "unchanged_cells": sorted(base_manifest["cells"])}
 
 
-def _differs(final: Path, tmp: Path, files: dict) -> str | None:
-    """Why the published release is not exactly what this build wrote, or None: same
-    manifest bytes, and its files still match their manifest hashes. Its audit passed when
-    it was published, so a rebuild with nothing changed does not audit it again (minutes
-    at paper scale); `mmedbench audit` re-runs every check on demand."""
-    if not (final / "manifest.json").exists() or sha256_file(final / "manifest.json") != sha256_file(tmp / "manifest.json"):
-        return "a different release with this version exists; releases are never overwritten (use --version)"
-    if file_entries(final) != files:
-        return "the published release no longer matches its own manifest (a file changed after publishing); run mmedbench audit on it"
-    return None
-
-
 def _published(final: Path, build_id: str) -> dict | None:
-    """The published manifest of this version if it has this build id, else None."""
+    """The published manifest of this version if it has this build id, else None. Its audit
+    passed when it was published and the build is deterministic, so a rebuild with nothing
+    changed only checks the published files against their manifest hashes instead of
+    rewriting and re-auditing them (minutes at paper scale); `mmedbench audit` re-runs
+    every check on demand."""
     try:
         manifest = json.loads((final / "manifest.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -115,15 +107,14 @@ def assemble_release(loaded: LoadedConfig, inputs: dict[str, Path], vocab: dict,
         cv = code_version()
         # the source fingerprint too: an uncommitted edit must not pass for the published build
         build_id = hashlib.sha256(json.dumps([config_dump, input_hashes, cv, code_fingerprint()], sort_keys=True).encode()).hexdigest()
-        published = _published(final, build_id)
-        if published is not None:
-            # same config, inputs and code as the published release: the build is
-            # deterministic, so its bytes would be these; check they still are
+        if final.exists():
+            published = _published(final, build_id)
+            if published is None:
+                raise InputError(final, "a different release with this version exists; releases are never overwritten (use --version)")
+            if file_entries(final) != published["files"]:
+                raise InputError(final, "the published release no longer matches its own manifest "
+                                        "(a file changed after publishing); run mmedbench audit on it")
             shutil.rmtree(tmp)
-            problem = None if file_entries(final) == published["files"] else \
-                "the published release no longer matches its own manifest (a file changed after publishing); run mmedbench audit on it"
-            if problem:
-                raise InputError(final, problem)
             return {"release": str(final), "status": "unchanged", "cells": published["cells"], "audit_passed": True}
         languages = new_languages if base is not None else cfg.languages
         counts = write_cells(alloc["assignments"], src["corpora"], vocab, languages, cfg.splits.dev_fraction, tmp)
@@ -151,12 +142,6 @@ def assemble_release(loaded: LoadedConfig, inputs: dict[str, Path], vocab: dict,
         manifest["files"] = file_entries(tmp)
         with atomic_write(tmp / "manifest.json") as fh:
             fh.write(json.dumps(manifest, ensure_ascii=False, sort_keys=True, indent=2) + "\n")
-        if final.exists():
-            problem = _differs(final, tmp, manifest["files"])
-            shutil.rmtree(tmp)
-            if problem is None:
-                return {"release": str(final), "status": "unchanged", "cells": counts, "audit_passed": True}
-            raise InputError(final, problem)
         audit = audit_release(tmp, name=version)
         with atomic_write(tmp / "audit_report.json") as fh:
             fh.write(json.dumps(audit.model_dump(mode="json"), ensure_ascii=False, sort_keys=True, indent=2) + "\n")
