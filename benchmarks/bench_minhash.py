@@ -1,9 +1,9 @@
-"""MinHash signature throughput: datasketch (update / bulk), rensa, and tasks.minhash.
+"""MinHash signature throughput: datasketch (update / bulk), rensa, and tasks.dedup.minhash.
 
 One run over the same deterministically generated short medical-style questions
 (10-30 words, no downloads). Every implementation is timed with time.perf_counter over
 the whole path *text -> signature*, so each pays for shingling: the same
-mmedbench.text.char_shingles (character 5-grams) for all, except mmedbench_texts, whose
+common.text.char_shingles (character 5-grams) for all, except mmedbench_texts, whose
 whole point is shingling differently (to the same sets). Prints exactly one line per
 implementation:
 
@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from mmedbench.text import char_shingles  # noqa: E402
+from common.text import char_shingles  # noqa: E402
 
 SHINGLE_N = 5
 MINHASH_SEED = 1
@@ -170,7 +170,7 @@ def run_datasketch_update(texts, num_perm, seed):
 
 
 def run_datasketch_update_batch(texts, num_perm, seed):
-    """What tasks/dedup.py did before tasks.minhash: one update_batch per text."""
+    """What tasks/dedup/near_duplicates.py did before tasks.dedup.minhash: one update_batch per text."""
     return _datasketch_per_text(texts, num_perm, seed, _update_batch)
 
 
@@ -196,18 +196,18 @@ def run_rensa(texts, num_perm, seed):
 
 
 def run_mmedbench(texts, num_perm, seed):
-    """tasks.minhash: the (n, num_perm) matrix of datasketch hashvalues, bit-identical.
+    """tasks.dedup.minhash: the (n, num_perm) matrix of datasketch hashvalues, bit-identical.
     A fresh MinHasher per run, so no shingle is cached from an earlier run; the shingle
-    sets are streamed (a generator), as tasks.minhash recommends."""
-    from tasks.minhash import MinHasher
+    sets are streamed (a generator), as tasks.dedup.minhash recommends."""
+    from tasks.dedup.minhash import MinHasher
 
     return MinHasher(num_perm, seed).signatures(char_shingles(t, SHINGLE_N) for t in texts)
 
 
 def run_mmedbench_texts(texts, num_perm, seed):
-    """tasks.minhash from the texts: shingles each text itself, identically to
+    """tasks.dedup.minhash from the texts: shingles each text itself, identically to
     char_shingles (normalize, then n-grams covered by one cached piece per word)."""
-    from tasks.minhash import MinHasher
+    from tasks.dedup.minhash import MinHasher
 
     return MinHasher(num_perm, seed).text_signatures(texts, SHINGLE_N)
 
@@ -324,7 +324,7 @@ python benchmarks/bench_minhash.py {argv} --md {md}
 5-grams each on average; templates, clinical vignettes and made-up drug names,
 deterministic in `--seed`, no downloads), {num_perm} permutations, seed 1. Each
 implementation is timed with `time.perf_counter` from the texts to the signatures, so
-each pays for its own shingling: `mmedbench.text.char_shingles` per text for all but
+each pays for its own shingling: `common.text.char_shingles` per text for all but
 `mmedbench_texts`, which shingles the texts itself (same sets). Best of the rounds,
 taken round-robin; a run longer than 10 s is not repeated. After timing, every
 signature except rensa's is checked equal to datasketch's, bit for bit.
@@ -340,19 +340,19 @@ ratios hold better.
 ## What is measured
 
 * `datasketch_update`: `MinHash(num_perm, seed)`, then `update(shingle.encode())` per shingle.
-* `datasketch_update_batch`: one `update_batch` per text (what `tasks/dedup.py` did).
+* `datasketch_update_batch`: one `update_batch` per text (what `tasks/dedup/near_duplicates.py` did).
 * `datasketch_bulk`: `MinHash.bulk` over the texts' shingle lists.
 * `rensa`: `RMinHash(num_perm, seed).update(shingles)`; not interchangeable with
   datasketch (its own hash function and permutations), shown for speed only.
-* `mmedbench`: `tasks.minhash.MinHasher(num_perm, seed).signatures(char_shingles(t, 5) for t in texts)`.
-* `mmedbench_texts`: `tasks.minhash.MinHasher(num_perm, seed).text_signatures(texts, 5)`.
+* `mmedbench`: `tasks.dedup.minhash.MinHasher(num_perm, seed).signatures(char_shingles(t, 5) for t in texts)`.
+* `mmedbench_texts`: `tasks.dedup.minhash.MinHasher(num_perm, seed).text_signatures(texts, 5)`.
 
 Both `mmedbench` rows start from empty caches (a new `MinHasher` per run) and return
-the (texts, 128) uint32 matrix of datasketch `hashvalues`; `tasks.minhash.to_lean(row, seed)`
-makes a `LeanMinHash` of a row for `MinHashLSH`, and `tasks.minhash.lsh_insert_many`
+the (texts, 128) uint32 matrix of datasketch `hashvalues`; `tasks.dedup.minhash.to_lean(row, seed)`
+makes a `LeanMinHash` of a row for `MinHashLSH`, and `tasks.dedup.minhash.lsh_insert_many`
 fills an in-memory `MinHashLSH` with a whole matrix (same buckets as `lsh.insert`).
 
-## How `tasks.minhash` gets there
+## How `tasks.dedup.minhash` gets there
 
 * Each distinct shingle is hashed (SHA-1, datasketch's `sha1_hash32`) and permuted
   (datasketch's own numpy expressions, same dtypes and wrap-around) once, into a row of

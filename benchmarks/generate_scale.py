@@ -2222,8 +2222,8 @@ class Item:
 
 
 def write_sources(vocab: Vocabulary, out: Path, preset: Preset, seed: int, registry: dict) -> dict:
-    from mmedbench.config import Language
-    from tasks.gates import translation_gates
+    from schemas.config import Language
+    from tasks.translation.gates import translation_gates
 
     rng = random.Random(f"sources:{seed}")
     langs = {code: Language(code=code, **entry) for code, entry in registry.items()}

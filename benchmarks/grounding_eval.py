@@ -50,7 +50,7 @@ Scoring (pure functions below; tests/test_grounding_eval.py pins them):
                          when all its mentions overlap an occurrence of an out-of-vocabulary
                          tag string (ignored, as above).
     lexical ceiling      share of in-vocabulary gold mentions whose text equals, after
-                         tasks.grounding.fold and Snowball stemming, a name of one of its gold
+                         tasks.grounding.grounder.fold and Snowball stemming, a name of one of its gold
                          concepts: what string matching alone can find.
     baseline             ExactBaseline: exact, case-insensitive, leftmost-longest match of the
                          language's vocabulary strings, at word boundaries for space-delimited
@@ -470,7 +470,7 @@ def evaluate(name: str, lang: str, docs: list[GoldDoc], systems: dict, vocab_cui
 
 
 def lexical_ceiling(docs: list[GoldDoc], names: dict[str, set[tuple]], lang: str) -> int:
-    """In-vocabulary gold mentions whose text equals, after tasks.grounding.fold and stemming,
+    """In-vocabulary gold mentions whose text equals, after tasks.grounding.grounder.fold and stemming,
     one of its gold concepts' names in the language: what exact + stemmed string matching
     could find without abbreviations, fuzzy matching or synonyms the vocabulary lacks."""
     n = 0
@@ -483,7 +483,8 @@ def lexical_ceiling(docs: list[GoldDoc], names: dict[str, set[tuple]], lang: str
 
 
 def name_key(s: str, lang: str) -> tuple:
-    from tasks.grounding import fold_term, light_stem
+    from tasks.grounding.matchers import light_stem
+    from tasks.grounding.normalize import fold_term
 
     return tuple(light_stem(w, lang, snowball=True) for w in re.findall(r"\w+", fold_term(s)))
 
@@ -587,8 +588,9 @@ def run(args) -> int:
 
     import pyarrow.parquet as pq
 
-    import tasks.grounding as grounding
-    from mmedbench.config import load_config, load_registry
+    import tasks.grounding.grounder as grounding
+    import tasks.grounding.params as grounding_params
+    from schemas.config import load_config, load_registry
 
     vocab = build_vocab(args.data, args.work_dir)
     concepts = pq.read_table(vocab["concepts"], columns=["cui", "group"])
@@ -659,16 +661,16 @@ def run(args) -> int:
             nonlocal sets
             label, codes, change = ablation
             todo = [l for l in codes.split() if l in per_lang]
-            saved = dict(grounding.LANGUAGE_DEFAULTS)
+            saved = dict(grounding_params.LANGUAGE_DEFAULTS)
             try:
                 for l in todo:
                     p = saved[l]
-                    grounding.LANGUAGE_DEFAULTS[l] = dataclasses.replace(
+                    grounding_params.LANGUAGE_DEFAULTS[l] = dataclasses.replace(
                         p, **({"negation": not p.negation} if change == "toggle-negation" else change))
                 sets = [x for x in all_sets if x[1] in todo]
                 return label, f1_by_lang(evaluate_all(lambda lang: {"grounder": grounder_fn(lang)}))
             finally:
-                grounding.LANGUAGE_DEFAULTS.update(saved)
+                grounding_params.LANGUAGE_DEFAULTS.update(saved)
                 sets = all_sets
 
         todo = [a for a in ABLATIONS if any(l in per_lang for l in a[1].split())]

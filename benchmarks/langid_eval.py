@@ -1,4 +1,4 @@
-"""Compare the language-ID backends of tasks.langid on native medical exam questions.
+"""Compare the language-ID backends of tasks.translation.langid on native medical exam questions.
 
     /tmp/venv1/bin/python benchmarks/langid_eval.py [--data ../shared/data/qa] [--limit N] [--no-write]
 
@@ -16,7 +16,7 @@ For every backend and language it reports, over the full questions and over shor
     undecided  no answer, or the answer discarded by the rule
     wrong      still wrong after the rule: what the rule cannot save
     dec. acc   accuracy over the decided texts, correct / (correct + wrong)
-    gate rej   how many the actual tasks.gates.langid_gate rejects with this backend
+    gate rej   how many the actual tasks.translation.gates.langid_gate rejects with this backend
                (length thresholds, script rule and the all-kanji exception included):
                on native text every rejection is a false rejection
     texts/s    warm single-thread throughput (models loaded; cold start reported apart),
@@ -39,9 +39,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from mmedbench.config import load_registry  # noqa: E402
-from mmedbench.text import script_profile  # noqa: E402
-from tasks import gates, langid  # noqa: E402
+from schemas.config import load_registry  # noqa: E402
+from common.text import script_profile  # noqa: E402
+from tasks.translation import gates, langid  # noqa: E402
 
 DEFAULT_DATA = ROOT.parent / "shared" / "data" / "qa"
 DOC = ROOT / "docs" / "langid.md"
@@ -193,7 +193,7 @@ def cold_start(backend: str) -> tuple[float, float] | None:
     and that interpreter's peak memory (MiB) afterwards."""
     probe = (
         "import resource, sys, time; sys.path.insert(0, sys.argv[1]); t = time.perf_counter()\n"
-        "from tasks.langid import detect\n"
+        "from tasks.translation.langid import detect\n"
         "for s in ('the patient', 'le patient', 'пациент', '患者の症状', '患者症状'): detect(s, sys.argv[2])\n"
         "print(time.perf_counter() - t, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)"
     )
@@ -256,7 +256,7 @@ def report(texts, notes, full, short, backends, cold) -> str:
         "discards answers whose script is not the text's majority script (no decision, never a "
         "rejection): undecided = no answer or discarded; wrong = still wrong after the rule; "
         "dec. acc = correct / (correct + wrong), accuracy over the texts the rule lets decide. "
-        "gate rej: how many of these native texts `tasks.gates.langid_gate` rejects with this "
+        "gate rej: how many of these native texts `tasks.translation.gates.langid_gate` rejects with this "
         "backend (false rejections; short texts fall under LANGID_MIN_WORDS/LANGID_MIN_CHARS "
         f"and are not language-checked). texts/s: warm, one thread, over the first {TIMING_SAMPLE} texts, "
         f"each chunk of {TIMING_CHUNK} timed {TIMING_RUNS} times and its fastest run kept. Top wrong answers (before the rule): the "
@@ -276,8 +276,8 @@ def _version(dist: str) -> str:
 
 DOC_TEMPLATE = f"""# Language identification: langdetect vs lingua
 
-The langid gate (`tasks/gates.py`) asks a detector which language a text is in; the
-backends live in `tasks/langid.py`. This page compares them on the native questions in
+The langid gate (`tasks/translation/gates.py`) asks a detector which language a text is in; the
+backends live in `tasks/translation/langid.py`. This page compares them on the native questions in
 `../shared/data/qa`. Reproduce with
 
 ```

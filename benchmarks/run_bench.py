@@ -60,13 +60,13 @@ class Meter:
 
 
 def run_stages(config: Path, work: Path, meter: Meter) -> dict:
-    from mmedbench.config import load_config
-    from mmedbench.inputs import input_files
-    from tasks.allocation import allocate_cells
-    from tasks.assemble import assemble_release
-    from tasks.ground import ground_shard
-    from tasks.load_sources import load_sources
-    from tasks.realize import realize_shard, split_memory
+    from schemas.config import load_config
+    from flows.inputs import input_files
+    from tasks.allocation.stage import allocate_cells
+    from tasks.release.stage import assemble_release
+    from tasks.grounding.stage import ground_shard
+    from tasks.sources.stage import load_sources
+    from tasks.translation.stage import realize_shard, split_memory
     from umls.vocabulary import build_vocabulary, load_atoms
 
     loaded = load_config(config)
@@ -99,7 +99,7 @@ def run_stages(config: Path, work: Path, meter: Meter) -> dict:
             grounded.append(ground_shard(shard, src["corpora"], {"concepts": vocab["concepts"], "atoms_by_lang": vocab["atoms_by_lang"]},
                                          {c: langs[c] for c in needed}, g.key_groups, g.min_score, g.quickumls_threshold,
                                          g.quickumls_window, str(work / "indexes"), str(work / "ground" / Path(shard).name)))
-    from tasks.ground import drop_grounders
+    from tasks.grounding.stage import drop_grounders
 
     drop_grounders()  # as the flow does once every shard is grounded
     with meter.stage("realize", tasks=len(src["shards"]) * len(cfg.languages)):

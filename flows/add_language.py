@@ -12,10 +12,10 @@ from pathlib import Path
 from prefect import flow, get_run_logger
 
 from flows.build_release import Counter, _StageInputError, run_stages
-from mmedbench.config import load_config
-from mmedbench.errors import InputError
-from mmedbench.inputs import input_files, next_minor, plan_addition
-from tasks.assemble import assemble_release
+from schemas.config import load_config
+from common.errors import InputError
+from flows.inputs import input_files, next_minor, plan_addition
+from tasks.release.stage import assemble_release
 
 
 @flow(name="add_language", log_prints=False, validate_parameters=False)

@@ -1,6 +1,6 @@
 """build_release_flow: sources + UMLS + config -> an audited, immutable release folder.
 
-The flow only composes tasks (tasks/prefect_tasks.py); all logic lives in the stages.
+The flow only composes tasks (flows/prefect_tasks.py); all logic lives in the stages.
 """
 from __future__ import annotations
 
@@ -8,12 +8,12 @@ from pathlib import Path
 
 from prefect import flow, get_run_logger
 
-from mmedbench.config import LoadedConfig, load_config
-from mmedbench.errors import InputError
-import tasks.ground  # heavy imports once, in this thread, before tasks run on a pool
-from tasks import prefect_tasks as pt
-from mmedbench.inputs import input_files as _input_files
-from tasks.assemble import assemble_release
+from schemas.config import LoadedConfig, load_config
+from common.errors import InputError
+import tasks.grounding.stage  # heavy imports once, in this thread, before tasks run on a pool
+from flows import prefect_tasks as pt
+from flows.inputs import input_files as _input_files
+from tasks.release.stage import assemble_release
 
 
 class Counter:
@@ -103,7 +103,7 @@ def run_stages(loaded: LoadedConfig, work: str, runs: Counter, targets: list[str
     grounded = [runs.future(f) for f in ground_futures]
     # the grounders (GBs at full scale) are not needed past this point; with a Dask runner
     # they live in the workers and go with them
-    tasks.ground.drop_grounders()
+    tasks.grounding.stage.drop_grounders()
     realized = [runs.future(f) for f in realize_futures]
     alloc_params = dict(
         item_shards=src["shards"], grounded=grounded, realized=realized, vocab=vocab, languages=langs, memory=memory,

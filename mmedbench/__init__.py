@@ -1,3 +1,4 @@
-"""MMed-Bench-IR builder: builds, versions and audits a multilingual medical retrieval benchmark."""
+"""MMed-Bench-IR builder: builds, versions and audits a multilingual medical retrieval benchmark.
 
-__version__ = "0.1.0"
+This package is the command line; the pipeline is `flows/` (Prefect) over `tasks/` (stages)."""
+from common.version import __version__  # noqa: F401

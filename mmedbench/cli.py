@@ -13,7 +13,7 @@ from typing import Optional
 
 import typer
 
-from mmedbench.errors import InputError
+from common.errors import InputError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="Build, version and audit the MMed-Bench-IR benchmark.")
 DEFAULT_CONFIG = "configs/sample.toml"
@@ -49,8 +49,8 @@ def build(
 ) -> None:
     """Build a release: ground, allocate, make confusion sets, realize, write and audit."""
     try:
-        from mmedbench.inputs import input_files as _input_files
-        from mmedbench.config import load_config
+        from flows.inputs import input_files as _input_files
+        from schemas.config import load_config
 
         loaded = load_config(config)  # fail fast, before Prefect starts
         _input_files(loaded)
@@ -86,8 +86,8 @@ def add_language(
 ) -> None:
     """Add languages to a release: build only their cells, keep every existing cell as is."""
     try:
-        from mmedbench.config import load_config
-        from mmedbench.inputs import input_files, plan_addition
+        from schemas.config import load_config
+        from flows.inputs import input_files, plan_addition
 
         loaded = load_config(config)
         input_files(loaded)
@@ -114,7 +114,7 @@ def audit(
     json_out: Optional[Path] = typer.Option(None, "--json", help="Also write the report as JSON here."),
 ) -> None:
     """Re-run every quality check on a release, using nothing but the release folder."""
-    from tasks.audit import audit_release, report_markdown
+    from tasks.audit.stage import audit_release, report_markdown
 
     if not (release / "manifest.json").exists():
         _fail(f"{release}: not a release folder (no manifest.json)")
@@ -134,10 +134,10 @@ def ground(
     config: Path = typer.Option(Path(DEFAULT_CONFIG), "--config", "-c"),
 ) -> None:
     """Ground texts from stdin (one per line) to CUIs; one JSON line of mentions per input."""
-    from mmedbench.config import load_config
-    from tasks.grounding import Grounder
+    from schemas.config import load_config
+    from tasks.grounding.grounder import Grounder
     from umls.vocabulary import build_vocabulary
-    from mmedbench.caching import content_key
+    from flows.caching import content_key
 
     try:
         loaded = load_config(config)

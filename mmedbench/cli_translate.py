@@ -14,7 +14,7 @@ from typing import List, Optional
 
 import typer
 
-from mmedbench.errors import InputError
+from common.errors import InputError
 
 DEFAULT_CONFIG = "configs/sample.toml"
 DEFAULT_MEMORY = "translations/memory.jsonl"
@@ -68,9 +68,9 @@ def translate(
     """Machine-translate texts into the translation memory; texts already there are not sent again.
 
     API keys come from DEEPL_API_KEY, MICROSOFT_TRANSLATOR_KEY, LIBRETRANSLATE_API_KEY."""
-    from mmedbench.config import load_config
-    from tasks.engines import RetryPolicy, open_engine
-    from tasks.tm_store import TMStore, translate_texts
+    from schemas.config import load_config
+    from tasks.translation.engines import RetryPolicy, open_engine
+    from tasks.translation.tm_store import TMStore, translate_texts
 
     try:
         loaded = load_config(config)
@@ -106,7 +106,7 @@ def tmx_export(
     out: Path = typer.Option(..., "--out", "-o", help="TMX 1.4b file to write."),
 ) -> None:
     """Export translation memories to TMX 1.4b, for post-editing in a CAT tool."""
-    from tasks.tmx import export_tmx
+    from tasks.translation.tmx import export_tmx
 
     paths = list(memory) if memory else [Path(DEFAULT_MEMORY)]
     with _user_errors(out):
@@ -120,8 +120,8 @@ def tmx_import(
     memory: Path = typer.Option(Path(DEFAULT_MEMORY), "--memory", help="Translation-memory store to append verified entries to."),
 ) -> None:
     """Import post-edited translations: changed or marked units become 'machine-translated and verified'."""
-    from tasks.tm_store import TMStore
-    from tasks.tmx import import_tmx
+    from tasks.translation.tm_store import TMStore
+    from tasks.translation.tmx import import_tmx
 
     with _user_errors(memory):
         if not memory.is_file():

@@ -1,4 +1,4 @@
-"""tasks.adapters: every source format on small invented fixtures (good and malformed records),
+"""tasks.sources.adapters: every source format on small invented fixtures (good and malformed records),
 then a smoke test per format on the real datasets in ../shared/data (skipped when absent).
 
 The fixtures mimic each dataset's structure only; their text is written for these tests.
@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from mmedbench.errors import InputError
+from common.errors import InputError
 from schemas.records import SourceItem
-from tasks.adapters import ADAPTERS, cnmleqa_tags, read_beir_corpus
+from tasks.sources.adapters import ADAPTERS, cnmleqa_tags, read_beir_corpus
 from tests.conftest import require_shared
 
 ALL = {"en", "zh", "ja", "fr", "ru", "es"}

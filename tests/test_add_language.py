@@ -42,7 +42,7 @@ def _tree(root: Path) -> dict[str, bytes]:
 
 def test_seventh_language_by_configuration(sample_build, tmp_path):
     from flows.add_language import add_language_flow
-    from tasks.audit import audit_release
+    from tasks.audit.stage import audit_release
 
     base = sample_build["release"]
     cfg = german_config(tmp_path)
@@ -72,8 +72,8 @@ def test_seventh_language_by_configuration(sample_build, tmp_path):
 
 
 def test_add_language_refuses_to_drop_or_add_nothing(sample_build, tmp_path):
-    from mmedbench.errors import InputError
-    from mmedbench.inputs import plan_addition
+    from common.errors import InputError
+    from flows.inputs import plan_addition
 
     base = sample_build["release"]
     with pytest.raises(InputError, match="adds no language"):

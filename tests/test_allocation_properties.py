@@ -1,4 +1,4 @@
-"""Property tests of the allocator (tasks/allocate.py): zero overlap, quotas, reasons, determinism."""
+"""Property tests of the allocator (tasks/allocation/allocator.py): zero overlap, quotas, reasons, determinism."""
 from __future__ import annotations
 
 import functools
@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mmedbench.text import normalize
-from tasks.allocate import Allocator, Candidate, Realization
-from tasks.confusion import ConfusionCandidate
+from common.text import normalize
+from tasks.allocation.allocator import Allocator, Candidate, Realization
+from tasks.allocation.confusion import ConfusionCandidate
 
 LANGS = ["en", "zh", "ja", "fr", "ru", "es"]
 TASKS = ["xqa", "evidence"]

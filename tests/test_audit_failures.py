@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from tasks.audit import audit_release
-from tasks.release import file_entries
+from tasks.audit.stage import audit_release
+from tasks.release.writers import file_entries
 
 pytestmark = pytest.mark.slow
 

@@ -19,7 +19,7 @@ def _tree(root: Path) -> dict[str, bytes]:
 
 
 def test_all_18_cells_non_empty_and_audit_passes(sample_build):
-    from tasks.audit import audit_release
+    from tasks.audit.stage import audit_release
 
     release = sample_build["release"]
     manifest = json.loads((release / "manifest.json").read_text())

@@ -1,7 +1,7 @@
 """cd_targets: each language gets enough targets it can name, in the seeded order."""
 from hypothesis import given, strategies as st
 
-from tasks.allocation import cd_targets
+from tasks.allocation.stage import cd_targets
 
 
 def test_scarce_language_gets_its_own_targets():

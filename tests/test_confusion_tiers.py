@@ -1,4 +1,4 @@
-"""Confusion-set tiers (tasks/confusion.py): structural and lexical properties of each tier."""
+"""Confusion-set tiers (tasks/allocation/confusion.py): structural and lexical properties of each tier."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -6,9 +6,9 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from mmedbench.text import lexical_similarity
-from tasks.allocate import seeded_order
-from tasks.confusion import (
+from common.text import lexical_similarity
+from tasks.allocation.allocator import seeded_order
+from tasks.allocation.confusion import (
     EASY_DEPTH,
     HARD_MIN_SIMILARITY,
     MEDIUM_DEPTH,

@@ -1,4 +1,4 @@
-"""tasks.dedup: MinHash LSH near-duplicate index (candidates confirmed by exact Jaccard)."""
+"""tasks.dedup.near_duplicates: MinHash LSH near-duplicate index (candidates confirmed by exact Jaccard)."""
 from __future__ import annotations
 
 import json
@@ -7,8 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from mmedbench.text import char_shingles, jaccard
-from tasks.dedup import Duplicate, NearDuplicateIndex, find_duplicates
+from common.text import char_shingles, jaccard
+from tasks.dedup.near_duplicates import Duplicate, NearDuplicateIndex, find_duplicates
 
 ROOT = Path(__file__).resolve().parents[1]
 THRESHOLD, NUM_PERM, SEED = 0.7, 128, 20261122

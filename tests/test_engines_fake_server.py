@@ -1,4 +1,4 @@
-"""tasks/engines.py driving deep-translator's real LibreTranslator against a fake
+"""tasks/translation/engines.py driving deep-translator's real LibreTranslator against a fake
 LibreTranslate server on 127.0.0.1 (no other network): retries, deadlines, garbage,
 gates, keys, rate limit, and a run killed mid-way then resumed."""
 from __future__ import annotations
@@ -21,11 +21,11 @@ import typer
 from typer.testing import CliRunner
 
 from mmedbench.cli_translate import tmx_export, tmx_import, translate
-from mmedbench.config import load_registry
-from mmedbench.errors import InputError
-from tasks.engines import Engine, RetryPolicy, Secret, open_engine
-from tasks.memory import TranslationMemory
-from tasks.tm_store import TMStore, read_entries, translate_texts
+from schemas.config import load_registry
+from common.errors import InputError
+from tasks.translation.engines import Engine, RetryPolicy, Secret, open_engine
+from tasks.translation.memory import TranslationMemory
+from tasks.translation.tm_store import TMStore, read_entries, translate_texts
 
 ROOT = Path(__file__).resolve().parents[1]
 REGISTRY = load_registry(ROOT / "configs" / "languages.toml")

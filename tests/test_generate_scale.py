@@ -96,7 +96,7 @@ def test_concepts_atoms_and_hierarchy(tiny):
     assert {"O", "N"} <= {r["SUPPRESS"] for r in conso}
     assert any(r["SRL"] != "0" for r in conso)
     # scripts: Japanese with kana, Chinese with Han, Russian Cyrillic
-    from mmedbench.text import script_profile
+    from common.text import script_profile
 
     def scripts(lat):
         return sum((script_profile(r["STR"]) for r in conso if r["LAT"] == lat), Counter())
@@ -136,7 +136,7 @@ def test_concepts_atoms_and_hierarchy(tiny):
 
 
 def test_sources_parse_and_look_right(tiny):
-    from tasks.sources import read_passages, read_sample_jsonl
+    from tasks.sources.passages import read_passages, read_sample_jsonl
 
     items = [it for t in ("xqa", "evidence") for it in read_sample_jsonl(tiny / "sources" / f"{t}.jsonl", set(LANGS))]
     assert 550 <= len(items) <= 700
@@ -160,10 +160,10 @@ def test_sources_parse_and_look_right(tiny):
 
 
 def test_memory_parses_and_passes_the_gates(tiny):
-    from mmedbench.config import load_registry
-    from tasks.gates import text_gates, translation_gates
-    from tasks.memory import TranslationMemory
-    from tasks.sources import read_sample_jsonl
+    from schemas.config import load_registry
+    from tasks.translation.gates import text_gates, translation_gates
+    from tasks.translation.memory import TranslationMemory
+    from tasks.sources.passages import read_sample_jsonl
 
     memory = tiny / "tm" / "memory.jsonl"
     tm = TranslationMemory.from_files([memory])
@@ -188,8 +188,8 @@ def test_memory_parses_and_passes_the_gates(tiny):
 
 
 def test_addition_memory_is_german_and_passes_the_gates(tiny):
-    from mmedbench.config import load_config, load_registry
-    from tasks.gates import translation_gates
+    from schemas.config import load_config, load_registry
+    from tasks.translation.gates import translation_gates
 
     registry = load_registry(tiny / "languages.toml")
     entries = [json.loads(l) for l in (tiny / "tm" / "memory-de.jsonl").read_text(encoding="utf-8").splitlines()]
@@ -203,8 +203,8 @@ def test_addition_memory_is_german_and_passes_the_gates(tiny):
 
 
 def test_config_points_at_the_generated_files(tiny):
-    from mmedbench.config import load_config
-    from mmedbench.inputs import input_files
+    from schemas.config import load_config
+    from flows.inputs import input_files
 
     loaded = load_config(tiny / "config.toml")
     assert loaded.config.languages == LANGS
@@ -222,7 +222,7 @@ def test_config_points_at_the_generated_files(tiny):
 @pytest.mark.slow
 def test_tiny_builds_an_audited_release(tiny, prefect_harness, tmp_path):
     from flows.build_release import build_release_flow
-    from tasks.audit import audit_release
+    from tasks.audit.stage import audit_release
 
     result = build_release_flow(str(tiny / "config.toml"), release_dir=str(tmp_path / "releases"), work_dir=str(tmp_path / "work"))
     assert "error" not in result, result

@@ -1,4 +1,4 @@
-"""tasks/grounding.py beyond the plain DictionaryMatcher: normalisation with offsets, the CJK
+"""tasks/grounding/grounder.py beyond the plain DictionaryMatcher: normalisation with offsets, the CJK
 matcher (dakuten, kana, Sudachi forms, segmentation), the token matcher (stems, reordering,
 acronyms), negation, abbreviation handling and the Grounder facade on a tiny vocabulary.
 (test_grounding_units.py keeps DictionaryMatcher and expand_abbreviations' original contract.)"""
@@ -7,14 +7,19 @@ from __future__ import annotations
 import pyarrow as pa
 import pytest
 
-from mmedbench.config import Language
-from tasks import grounding as G
-from tasks.grounding import Match
-from umls.vocabulary import write_parquet
+from schemas.config import Language
+from tasks.grounding.abbreviations import expand_abbreviations
+from tasks.grounding.grounder import Grounder
+from tasks.grounding.matchers import CJKMatcher, Term, TermMatcher, cjk_fold, light_stem
+from tasks.grounding.negation import negated
+from tasks.grounding.normalize import acronym_fits, fold, fold_term, is_acronym
+from tasks.grounding.params import LANGUAGE_DEFAULTS, params_for
+from tasks.grounding.params import Match
+from common.parquet import write_parquet
 
 
-def T(text: str, cui: str, pref: bool = True, source: int = 0) -> G.Term:
-    return G.Term(text, cui, (not pref, source, cui))
+def T(text: str, cui: str, pref: bool = True, source: int = 0) -> Term:
+    return Term(text, cui, (not pref, source, cui))
 
 
 def spans(text: str, matches: list[Match]) -> list[tuple[str, str]]:
@@ -26,7 +31,7 @@ def spans(text: str, matches: list[Match]) -> list[tuple[str, str]]:
 # ----------------------------------------------------------------------------- normalisation
 def test_fold_keeps_offsets_into_the_original():
     text = "Crohn's disease – β-thalassemia, Œdème"
-    norm, origin = G.fold(text)
+    norm, origin = fold(text)
     assert norm == "crohn disease beta thalassemia, oedeme"
     assert len(origin) == len(norm)
     i = norm.index("thalassemia")
@@ -35,51 +40,51 @@ def test_fold_keeps_offsets_into_the_original():
 
 
 def test_fold_cyrillic_keeps_letters_but_folds_yo():
-    assert G.fold_term("Отёк лёгких", latin=False) == "отек легких"
+    assert fold_term("Отёк лёгких", latin=False) == "отек легких"
 
 
 def test_cjk_fold_composes_half_width_voiced_kana_and_maps_groups():
-    norm, starts, ends = G.cjk_fold("ｸﾞﾙｺｰｽ Ａ")
+    norm, starts, ends = cjk_fold("ｸﾞﾙｺｰｽ Ａ")
     assert norm == "グルコースa"
     assert (starts[0], ends[0]) == (0, 2)  # グ came from ｸ + ﾞ
-    assert G.cjk_fold("ムクミ", kana=True)[0] == "むくみ"
+    assert cjk_fold("ムクミ", kana=True)[0] == "むくみ"
 
 
 def test_light_stem_inflection_only_and_snowball_keeps_itis_apart():
-    assert G.light_stem("tumors", "en") == "tumor" and G.light_stem("tumours", "en") == "tumor"
-    assert G.light_stem("haemorrhages", "en") == "hemorrhage"
-    assert G.light_stem("pleuraux", "fr") == "pleural" and G.light_stem("enfermedades", "es") == "enfermedad"
-    assert G.light_stem("hepatic", "en", snowball=True) != G.light_stem("hepatitis", "en", snowball=True)
-    assert G.light_stem("hypertensive", "en", snowball=True) == G.light_stem("hypertension", "en", snowball=True)
+    assert light_stem("tumors", "en") == "tumor" and light_stem("tumours", "en") == "tumor"
+    assert light_stem("haemorrhages", "en") == "hemorrhage"
+    assert light_stem("pleuraux", "fr") == "pleural" and light_stem("enfermedades", "es") == "enfermedad"
+    assert light_stem("hepatic", "en", snowball=True) != light_stem("hepatitis", "en", snowball=True)
+    assert light_stem("hypertensive", "en", snowball=True) == light_stem("hypertension", "en", snowball=True)
 
 
 def test_acronym_fits_and_is_acronym():
-    assert G.acronym_fits("COPD", "chronic obstructive pulmonary disease")
-    assert G.acronym_fits("A-T", "ataxia-telangiectasia")
-    assert not G.acronym_fits("WT1", "hereditary Wilms' tumor")
-    assert not G.acronym_fits("DM", "myotonic dystrophy")  # D must come before M
-    assert G.is_acronym("COPD") and G.is_acronym("WT1") and not G.is_acronym("Ataxia") and not G.is_acronym("A")
+    assert acronym_fits("COPD", "chronic obstructive pulmonary disease")
+    assert acronym_fits("A-T", "ataxia-telangiectasia")
+    assert not acronym_fits("WT1", "hereditary Wilms' tumor")
+    assert not acronym_fits("DM", "myotonic dystrophy")  # D must come before M
+    assert is_acronym("COPD") and is_acronym("WT1") and not is_acronym("Ataxia") and not is_acronym("A")
 
 
 # ----------------------------------------------------------------------------- CJK matcher
 def test_cjk_matcher_fixes_half_width_dakuten():
-    m = G.CJKMatcher([T("グルコース", "C_GLC"), T("ペプチド", "C_PEP")], "ja", segment=False)
+    m = CJKMatcher([T("グルコース", "C_GLC"), T("ペプチド", "C_PEP")], "ja", segment=False)
     text = "ｸﾞﾙｺｰｽとﾍﾟﾌﾟﾁﾄﾞ"
     assert spans(text, m.match(text)) == [("ｸﾞﾙｺｰｽ", "C_GLC"), ("ﾍﾟﾌﾟﾁﾄﾞ", "C_PEP")]
 
 
 def test_cjk_matcher_japanese_kana_and_okurigana_variants():
-    m = G.CJKMatcher([T("むくみ", "C_EDEMA"), T("引き揚げ", "C_LIFT")], "ja")
+    m = CJKMatcher([T("むくみ", "C_EDEMA"), T("引き揚げ", "C_LIFT")], "ja")
     assert spans("ムクミあり", m.match("ムクミあり")) == [("ムクミ", "C_EDEMA")]
     got = m.match("引揚げた")
     assert spans("引揚げた", got) == [("引揚げ", "C_LIFT")] and got[0].score == 0.95  # Sudachi normalised form
 
 
 def test_cjk_matcher_zh_word_boundaries():
-    m = G.CJKMatcher([T("肺炎", "C_PN"), T("高血压", "C_HTN"), T("炎链", "C_BAD")], "zh")
+    m = CJKMatcher([T("肺炎", "C_PN"), T("高血压", "C_HTN"), T("炎链", "C_BAD")], "zh")
     assert spans("高血压病史", m.match("高血压病史")) == [("高血压", "C_HTN")]  # disease suffix 病 allowed
     assert "C_BAD" not in {x.cui for x in m.match("肺炎链球菌")}  # never across a word boundary
-    plain = G.CJKMatcher([T("炎链", "C_BAD")], "zh", segment=False)
+    plain = CJKMatcher([T("炎链", "C_BAD")], "zh", segment=False)
     assert [x.cui for x in plain.match("肺炎链球菌")] == ["C_BAD"]
 
 
@@ -96,7 +101,7 @@ def en_terms():
 
 @pytest.fixture(scope="module")
 def en_matcher(en_terms):
-    return G.TermMatcher(en_terms, True, "en", {"of", "the", "and", "in", "a"}, snowball=True)
+    return TermMatcher(en_terms, True, "en", {"of", "the", "and", "in", "a"}, snowball=True)
 
 
 def test_exact_stemmed_and_reordered(en_matcher):
@@ -128,7 +133,7 @@ def test_eponym_without_its_head_word(en_matcher):
 def test_negation_cues():
     def neg(text, sub, lang):
         i = text.index(sub)
-        return G.negated(text, Match(i, i + len(sub), sub, "C", 1.0), lang)
+        return negated(text, Match(i, i + len(sub), sub, "C", 1.0), lang)
 
     assert neg("There was no fever or cough.", "cough", "en")
     assert not neg("No rash. Fever persisted.", "Fever", "en")  # a new clause
@@ -143,8 +148,8 @@ def test_expand_abbreviations_min_cover():
     text = "Papillon-Lefevre syndrome (PLS) and PLS"
     part = Match(17, 25, "syndrome", "C_SYN", 1.0)
     pairs = [(27, 30, 0, 25), (36, 39, 0, 25)]
-    assert len(G.expand_abbreviations(text, [part], pairs)) == 3  # default: old behaviour
-    assert G.expand_abbreviations(text, [part], pairs, min_cover=0.5) == [part]
+    assert len(expand_abbreviations(text, [part], pairs)) == 3  # default: old behaviour
+    assert expand_abbreviations(text, [part], pairs, min_cover=0.5) == [part]
 
 
 # ----------------------------------------------------------------------------- facade
@@ -176,7 +181,7 @@ def atoms(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def en_grounder(atoms, tmp_path_factory):
-    return G.Grounder(atoms, _lang("en"), tmp_path_factory.mktemp("cache"))
+    return Grounder(atoms, _lang("en"), tmp_path_factory.mktemp("cache"))
 
 
 def test_grounder_abbreviations_spelled_out_and_long_forms_linked(en_grounder):
@@ -194,20 +199,20 @@ def test_grounder_abbreviations_spelled_out_and_long_forms_linked(en_grounder):
 def test_grounder_eponym_and_negation_defaults(en_grounder, atoms, tmp_path):
     assert spans("Huntington patients", en_grounder.ground("Huntington patients")) == [("Huntington", "C0000007")]
     assert en_grounder.params.negation is False
-    zh = G.Grounder(atoms, _lang("zh"), tmp_path)
+    zh = Grounder(atoms, _lang("zh"), tmp_path)
     assert spans("无发热，有咳嗽", zh.ground("无发热，有咳嗽")) == [("咳嗽", "C0000012")]
     assert [m.text for m in zh.ground("无发热，有咳嗽", include_negated=True)] == ["发热", "咳嗽"]
 
 
 def test_params_for_defaults_registry_fields_and_explicit_arguments():
     en = _lang("en")
-    assert G.params_for(en) == G.LANGUAGE_DEFAULTS["en"]
-    assert G.params_for(en, threshold=0.7, window=4).threshold == 0.7
-    assert G.params_for(en, window=4).window == 4
+    assert params_for(en) == LANGUAGE_DEFAULTS["en"]
+    assert params_for(en, threshold=0.7, window=4).threshold == 0.7
+    assert params_for(en, window=4).window == 4
 
     class WithRegistryFields:  # what Language will look like with the optional registry fields
         code, quickumls_threshold, quickumls_window, ground_negation = "en", 0.9, 3, True
 
-    p = G.params_for(WithRegistryFields())
+    p = params_for(WithRegistryFields())
     assert (p.threshold, p.window, p.negation) == (0.9, 3, True)
-    assert G.params_for(WithRegistryFields(), threshold=0.75).threshold == 0.75
+    assert params_for(WithRegistryFields(), threshold=0.75).threshold == 0.75

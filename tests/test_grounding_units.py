@@ -1,10 +1,12 @@
-"""Unit tests: CJK dictionary matching, abbreviation expansion (tasks/grounding.py) and split_of (tasks/release.py)."""
+"""Unit tests: CJK dictionary matching, abbreviation expansion (tasks/grounding/grounder.py) and split_of (tasks/release/writers.py)."""
 from __future__ import annotations
 
 import pytest
 
-from tasks.grounding import DictionaryMatcher, Match, expand_abbreviations
-from tasks.release import split_of
+from tasks.grounding.abbreviations import expand_abbreviations
+from tasks.grounding.matchers import DictionaryMatcher
+from tasks.grounding.params import Match
+from tasks.release.writers import split_of
 
 
 # ---------------------------------------------------------------------------- DictionaryMatcher

@@ -1,4 +1,4 @@
-"""tasks.langid: every backend names clear sentences correctly, offline and repeatably."""
+"""tasks.translation.langid: every backend names clear sentences correctly, offline and repeatably."""
 from __future__ import annotations
 
 import importlib.util
@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from tasks import langid
+from tasks.translation import langid
 from tests.conftest import ROOT
 
 HAS_LINGUA = importlib.util.find_spec("lingua") is not None
@@ -91,7 +91,7 @@ def _blocked(*a, **k):
 socket.socket.connect = socket.socket.connect_ex = _blocked
 socket.create_connection = socket.getaddrinfo = _blocked
 sys.path.insert(0, sys.argv[1])
-from tasks.langid import detect
+from tasks.translation.langid import detect
 print(detect("Врач спросил пациента, как долго продолжалась боль в груди.", sys.argv[2]))
 print(detect("医者は患者に胸の痛みについて尋ねました。", sys.argv[2]))
 """
@@ -132,7 +132,7 @@ def test_langdetect_first_use_from_many_threads():
 import sys
 from concurrent.futures import ThreadPoolExecutor
 sys.path.insert(0, sys.argv[1])
-from tasks.langid import detect
+from tasks.translation.langid import detect
 text = {SENTENCES["es"][0]!r}
 with ThreadPoolExecutor(8) as pool:
     print(sorted(set(pool.map(lambda _: detect(text), range(32)))))

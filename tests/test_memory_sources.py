@@ -1,4 +1,4 @@
-"""tasks.memory (translation memory), tasks.sources (sample JSONL adapter), mmedbench.config errors."""
+"""tasks.translation.memory (translation memory), tasks.sources.passages (sample JSONL adapter), schemas.config errors."""
 from __future__ import annotations
 
 import json
@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from mmedbench.config import load_config
-from mmedbench.errors import InputError
+from schemas.config import load_config
+from common.errors import InputError
 from schemas.records import SourceItem, Translation
-from tasks.memory import TranslationMemory, source_key
-from tasks.sources import read_sample_jsonl
+from tasks.translation.memory import TranslationMemory, source_key
+from tasks.sources.passages import read_sample_jsonl
 
 ROOT = Path(__file__).resolve().parents[1]
 LANGS = {"en", "fr", "ja"}

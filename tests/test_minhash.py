@@ -1,4 +1,4 @@
-"""tasks.minhash: batched signatures bit-identical to datasketch, and LSH fed by them."""
+"""tasks.dedup.minhash: batched signatures bit-identical to datasketch, and LSH fed by them."""
 from __future__ import annotations
 
 import numpy as np
@@ -7,8 +7,8 @@ from datasketch import LeanMinHash, MinHash, MinHashLSH
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mmedbench.text import char_shingles
-from tasks.minhash import (
+from common.text import char_shingles
+from tasks.dedup.minhash import (
     MinHasher,
     default_scheme,
     lsh_insert_many,
@@ -45,7 +45,7 @@ n_st = st.sampled_from([1, 3, 5])
 
 
 def reference(shingles, num_perm: int, seed: int, scheme: str | None = None) -> MinHash:
-    """What tasks/dedup.py builds: datasketch, one update_batch of UTF-8 bytes."""
+    """What tasks/dedup/near_duplicates.py builds: datasketch, one update_batch of UTF-8 bytes."""
     kwargs = {} if scheme is None else {"scheme": scheme}
     m = MinHash(num_perm=num_perm, seed=seed, **kwargs)
     m.update_batch([s.encode("utf-8") if isinstance(s, str) else s for s in sorted(shingles)])

@@ -12,7 +12,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
-from mmedbench.errors import InputError
+from common.errors import InputError
 from tests.conftest import ROOT, require_shared
 from umls.obo_vocabulary import SABS, build_obo_vocabulary
 from umls.vocabulary import build_vocabulary

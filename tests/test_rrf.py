@@ -6,7 +6,7 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from mmedbench.errors import InputError
+from common.errors import InputError
 from umls.rrf import COLUMNS, read_rrf, read_rrf_table
 
 ROOT = Path(__file__).resolve().parents[1]

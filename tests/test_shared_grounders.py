@@ -3,7 +3,7 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-from tasks.ground import SharedGrounders
+from tasks.grounding.stage import SharedGrounders
 
 
 class FakeGrounder:

@@ -1,4 +1,4 @@
-"""mmedbench.text (normalise, script profile, shingles, Jaccard) and tasks.gates."""
+"""common.text (normalise, script profile, shingles, Jaccard) and tasks.translation.gates."""
 from __future__ import annotations
 
 import unicodedata
@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from mmedbench.config import load_registry
-from mmedbench.text import char_shingles, jaccard, lexical_similarity, normalize, script_of, script_profile
-from tasks.gates import (
+from schemas.config import load_registry
+from common.text import char_shingles, jaccard, lexical_similarity, normalize, script_of, script_profile
+from tasks.translation.gates import (
     copy_gate,
     detect_language,
     langid_gate,

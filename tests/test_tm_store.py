@@ -1,4 +1,4 @@
-"""tasks/tm_store.py: crash-safe append-only store, key semantics, the resumable translate loop."""
+"""tasks/translation/tm_store.py: crash-safe append-only store, key semantics, the resumable translate loop."""
 from __future__ import annotations
 
 import json
@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from mmedbench.config import load_registry
-from mmedbench.errors import InputError
+from schemas.config import load_registry
+from common.errors import InputError
 from schemas.records import Translation
-from tasks.engines import TextResult
-from tasks.memory import TranslationMemory
-from tasks.tm_store import TMStore, read_entries, store_key, translate_texts
+from tasks.translation.engines import TextResult
+from tasks.translation.memory import TranslationMemory
+from tasks.translation.tm_store import TMStore, read_entries, store_key, translate_texts
 
 ROOT = Path(__file__).resolve().parents[1]
 REGISTRY = load_registry(ROOT / "configs" / "languages.toml")
@@ -27,7 +27,7 @@ def entry(source="Heart failure", target="Insuffisance cardiaque", engine="libre
 
 
 class FakeEngine:
-    """Stands in for tasks.engines.Engine: a dictionary, with scripted failures."""
+    """Stands in for tasks.translation.engines.Engine: a dictionary, with scripted failures."""
 
     def __init__(self, name="libre", answers=None, fail=(), interrupt_after=None):
         self.name, self.answers, self.fail, self.interrupt_after = name, answers or {}, set(fail), interrupt_after
@@ -225,7 +225,7 @@ class _ScriptedEngine:
         self.sent: list[str] = []
 
     def _one(self, text):
-        from tasks.engines import TextResult
+        from tasks.translation.engines import TextResult
 
         self.sent.append(text)
         return TextResult(text=text, translation=self.answers[text], attempts=1)
@@ -239,9 +239,9 @@ class _ScriptedEngine:
 
 
 def test_back_translation_rejects_a_drifted_translation(tmp_path):
-    from mmedbench.config import load_registry
+    from schemas.config import load_registry
     from tests.conftest import ROOT
-    from tasks.tm_store import TMStore, read_entries, translate_texts
+    from tasks.translation.tm_store import TMStore, read_entries, translate_texts
 
     registry = load_registry(ROOT / "configs" / "languages.toml")
     good = "Which drug is recommended first for adults with newly diagnosed high blood pressure?"

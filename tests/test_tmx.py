@@ -1,4 +1,4 @@
-"""tasks/tmx.py: TMX 1.4b export (deterministic, escaped) and post-edited import."""
+"""tasks/translation/tmx.py: TMX 1.4b export (deterministic, escaped) and post-edited import."""
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
@@ -9,11 +9,11 @@ import typer
 from typer.testing import CliRunner
 
 from mmedbench.cli_translate import tmx_export, tmx_import
-from mmedbench.errors import InputError
+from common.errors import InputError
 from schemas.records import Translation
-from tasks.memory import TranslationMemory
-from tasks.tm_store import TMStore, read_entries
-from tasks.tmx import XML_LANG, entry_id, export_tmx, import_tmx, tmx_bytes
+from tasks.translation.memory import TranslationMemory
+from tasks.translation.tm_store import TMStore, read_entries
+from tasks.translation.tmx import XML_LANG, entry_id, export_tmx, import_tmx, tmx_bytes
 
 VERIFIED = "machine-translated and verified"
 
@@ -87,7 +87,7 @@ def test_export_is_tmx_14b_shaped_and_deterministic(tmp_path):
 
 
 def test_control_characters_are_skipped_not_written_as_broken_xml():
-    from tasks.tmx import ExportCounts
+    from tasks.translation.tmx import ExportCounts
 
     counts = ExportCounts()
     data = tmx_bytes([mt("Bell\x07", "Cloche\x07"), mt("Fever", "Fièvre")], counts)

@@ -11,7 +11,7 @@ Reads, under `data_dir` (the layout of ../shared/data):
   hpo/hp-{fr,es,ja,zh}.babelon.tsv       official HPO label translations (only the build's languages)
 
 and writes the three tables `umls.vocabulary.build_vocabulary` writes from a UMLS release
-(same columns, types and sort order, via `umls.vocabulary.write_parquet`):
+(same columns, types and sort order, via `common.parquet.write_parquet`):
 
   atoms.parquet     cui, lang, str, ispref, sab, tty     SABs DO, HPO, HPOFRE, HPOSPA, HPOJPN, HPOCHI
   concepts.parquet  cui, tui, sty, group, name_en, definition
@@ -47,11 +47,11 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from mmedbench.errors import InputError
+from common.errors import InputError
 from umls import derive_sample as ds
 from umls.obo import OboFormatError, OboTerm, parse_obo
 from umls.semgroups import group_of
-from umls.vocabulary import write_parquet
+from common.parquet import write_parquet
 
 DO_OBO = Path("disease-ontology/doid-2016-09-01.obo")
 DO_XREF = Path("disease-ontology/allXREFinDO.tsv")

@@ -15,7 +15,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
-from mmedbench.errors import InputError
+from common.errors import InputError
 
 COLUMNS: dict[str, list[str]] = {
     "MRCONSO.RRF": "CUI LAT TS LUI STT SUI ISPREF AUI SAUI SCUI SDUI SAB TTY CODE STR SRL SUPPRESS CVF".split(),

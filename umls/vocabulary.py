@@ -13,21 +13,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from mmedbench.errors import InputError
+from common.errors import InputError
+from common.parquet import write_parquet
 from umls.rrf import read_rrf, read_rrf_table
 from umls.semgroups import group_of
-
-PARQUET_OPTS = dict(compression="zstd", use_dictionary=True, write_statistics=False)
-
-
-def write_parquet(table: pa.Table, path: Path) -> None:
-    """Deterministic parquet: no pandas metadata, fixed compression, atomic rename."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    pq.write_table(table.replace_schema_metadata(None), tmp, **PARQUET_OPTS)
-    tmp.replace(path)
-
 
 def _allowed_sabs(rrf_dir: Path, max_srl: int) -> set[str] | None:
     mrsab = rrf_dir / "MRSAB.RRF"

@@ -1,0 +1,18 @@
+"""Deterministic parquet writing, shared by every stage that writes tables."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+PARQUET_OPTS = dict(compression="zstd", use_dictionary=True, write_statistics=False)
+
+
+def write_parquet(table: pa.Table, path: Path) -> None:
+    """Deterministic parquet: no pandas metadata, fixed compression, atomic rename."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    pq.write_table(table.replace_schema_metadata(None), tmp, **PARQUET_OPTS)
+    tmp.replace(path)

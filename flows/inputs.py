@@ -1,0 +1,62 @@
+"""The build's input files, checked before anything runs (no Prefect import here)."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from schemas.config import LoadedConfig
+from common.errors import InputError
+
+
+def input_files(loaded: LoadedConfig) -> dict[str, Path]:
+    cfg = loaded.config
+    files: dict[str, Path] = {cfg.registry: loaded.resolve(cfg.registry)}
+    vdir = loaded.resolve(cfg.vocabulary.path)
+    if not vdir.is_dir():
+        raise InputError(loaded.path, f"vocabulary folder {cfg.vocabulary.path!r} not found", field="vocabulary.path")
+    if cfg.vocabulary.format == "rrf":
+        for p in sorted(vdir.glob("*.RRF")):
+            files[f"{cfg.vocabulary.path}/{p.name}"] = p
+    else:
+        for p in sorted(vdir.glob("disease-ontology/*")) + sorted(vdir.glob("hpo/*")):
+            if p.suffix in (".obo", ".tsv"):
+                files[f"{cfg.vocabulary.path}/{p.relative_to(vdir).as_posix()}"] = p
+    for i, s in enumerate(cfg.sources):
+        path = loaded.resolve(s.path)
+        if path.is_dir():  # folder sources (igakuqa, beir, ...): pin every file in them
+            if not any(path.rglob("*")):
+                raise InputError(path, f"source folder is empty (named in {loaded.path.name})", field=f"sources.{i}.path")
+            for f in sorted(q for q in path.rglob("*") if q.is_file()):
+                files[f"{s.path}/{f.relative_to(path).as_posix()}"] = f
+        else:
+            files[s.path] = path
+    for b in cfg.background:
+        files[b.path] = loaded.resolve(b.path)
+    for m in cfg.translation.memory:
+        files[m] = loaded.resolve(m)
+    for rel, p in files.items():
+        if not p.exists():
+            raise InputError(p, f"input file not found (named in {loaded.path.name} as {rel!r})")
+    return files
+
+
+def next_minor(version: str) -> str:
+    major, minor, *_ = version.split(".")
+    return f"{major}.{int(minor) + 1}.0"
+
+
+def plan_addition(base: Path, languages: list[str]) -> tuple[dict, list[str]]:
+    """The base manifest and the languages to add (pure checks, one-line errors)."""
+    path = base / "manifest.json"
+    if not path.exists():
+        raise InputError(base, "not a release folder (no manifest.json)")
+    manifest = json.loads(path.read_text(encoding="utf-8"))
+    old = manifest["config"]["languages"]
+    missing = [l for l in old if l not in languages]
+    if missing:
+        raise InputError(base, f"the config drops languages of the base release ({', '.join(missing)}); "
+                         "add-language only adds", field="languages")
+    new = [l for l in languages if l not in old]
+    if not new:
+        raise InputError(base, f"the config adds no language to the base release (it has {', '.join(old)})", field="languages")
+    return manifest, new

@@ -1,0 +1,93 @@
+"""Thin Prefect wrappers around the pure stage functions.
+
+Kept apart from the stages so that `mmedbench audit` and `mmedbench ground` never
+import Prefect (whose start-up costs seconds). Each wrapper:
+  - derives its output folder from a content key (task source + input file contents),
+    so a cached result's paths are exactly the files it wrote;
+  - turns a user's input error into a result the flow reports as one line, instead of
+    a failed task run with a traceback in the log.
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+from pathlib import Path
+
+from prefect import task
+
+from flows.caching import content_key, task_cache_key
+from common.errors import InputError
+
+INPUT_ERROR = "__input_error__"
+
+
+def _stage_dir(name: str, fn, params: dict) -> Path:
+    key = content_key(name, {k: v for k, v in params.items() if k != "work_dir"}, fn)
+    d = Path(params["work_dir"]) / name / key[:16]
+    d.mkdir(parents=True, exist_ok=True)
+    return d
+
+
+def stage(name: str):
+    def deco(fn):
+        @functools.wraps(fn)
+        def wrapper(**params):
+            try:
+                return fn(_stage_dir(name, fn, params), **params)
+            except InputError as exc:
+                return {INPUT_ERROR: str(exc)}
+
+        sig = inspect.signature(fn)
+        wrapper.__signature__ = sig.replace(parameters=list(sig.parameters.values())[1:])
+        return task(name=name, cache_key_fn=task_cache_key, persist_result=True)(wrapper)
+
+    return deco
+
+
+@stage("load_vocabulary")
+def load_vocabulary(out, *, rrf_dir, lat_to_lang, max_srl, preferred_en, work_dir, format="rrf", roots="all"):
+    if format == "obo":
+        from umls.obo_vocabulary import build_obo_vocabulary
+
+        return build_obo_vocabulary(Path(rrf_dir), out, lat_to_lang, preferred_en, roots)
+    from umls.vocabulary import build_vocabulary
+
+    return build_vocabulary(Path(rrf_dir), out, lat_to_lang, max_srl, preferred_en)
+
+
+@stage("load_sources")
+def load_sources(out, *, sources, background, languages, shard_size, work_dir):
+    from tasks.sources.stage import load_sources as run
+
+    return run(sources, background, languages, shard_size, out)
+
+
+@stage("ground")
+def ground_shard(out, *, shard, corpus, vocab, languages, key_groups, min_score, threshold, window, work_dir):
+    from tasks.grounding.stage import ground_shard as run
+
+    return run(shard, corpus, vocab, languages, key_groups, min_score, threshold, window,
+               str(Path(work_dir) / "indexes"), str(out / Path(shard).name))
+
+
+@stage("split_memory")
+def split_memory(out, *, memory, targets, work_dir):
+    from tasks.translation.stage import split_memory as run
+
+    return run(memory, targets, str(out))
+
+
+@stage("realize")
+def realize_shard(out, *, shard, target, languages, memory, work_dir, langid_backend=None):
+    from tasks.translation.stage import realize_shard as run
+
+    return run(shard, target, languages, memory, str(out / f"{Path(shard).stem}-{target}.parquet"), langid_backend)
+
+
+@stage("allocate")
+def allocate(out, *, item_shards, grounded, realized, vocab, languages, memory, quotas, distractors, key_groups, dedup, seed,
+             work_dir, base_release=None, new_languages=None, langid_backend=None):
+    from tasks.allocation.stage import allocate_cells
+
+    return allocate_cells(item_shards, grounded, realized, vocab, languages, memory, quotas, distractors, key_groups, dedup,
+                          seed, str(out), base_release, new_languages, langid_backend)

@@ -1,0 +1,194 @@
+"""Build configuration and the language registry: TOML in, validated pydantic models out."""
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from common.errors import InputError
+from schemas.records import LangCode
+
+ENGINES = ("google", "deepl", "microsoft", "mymemory", "libre")
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Language(_Model):
+    code: LangCode
+    name: str
+    scripts: list[Literal["Latin", "Cyrillic", "Han", "Hiragana", "Katakana", "Hangul", "Greek", "Arabic", "Devanagari", "Hebrew", "Thai"]] = Field(min_length=1)
+    min_script_share: float = Field(0.8, gt=0, le=1)
+    detector_codes: list[str] = Field(min_length=1)
+    umls_lat: str = Field(pattern=r"^[A-Z]{3}$")
+    preferred_sources: list[str] = []
+    engine_codes: dict[str, str] = {}
+    shingle_n: int = Field(5, ge=1, le=10)
+    grounder: Literal["quickumls", "dictionary"]
+    spacy_lang: str = "xx"
+    stopwords: str = ""
+    all_han_ok: bool = False
+    forbid_scripts: list[str] = []
+    # optional grounding overrides; unset means the grounder's tuned default for the language
+    quickumls_threshold: float | None = Field(None, gt=0, le=1)
+    quickumls_window: int | None = Field(None, ge=1, le=12)
+    quickumls_similarity: Literal["jaccard", "cosine", "dice", "overlap"] | None = None
+    ground_abbreviations: bool | None = None
+    ground_negation: bool | None = None
+
+
+class VocabularyConfig(_Model):
+    format: Literal["rrf", "obo"] = "rrf"
+    path: str  # a UMLS release folder (rrf), or a folder with disease-ontology/ and hpo/ (obo)
+    max_srl: int = Field(0, ge=0, le=9)
+    roots: str = "all"  # obo only: "all", "sample", or comma-separated DOID:/HP: roots
+
+
+SourceFormat = Literal["sample-jsonl", "mmedbench-jsonl", "pubmedqa", "igakuqa", "frenchmedmcqa", "rumeddanet", "cnmleqa", "beir"]
+
+
+class SourceConfig(_Model):
+    format: SourceFormat
+    path: str
+    options: dict[str, Any] = {}  # adapter options, docs/sources.md
+
+
+class BackgroundConfig(_Model):
+    task: Literal["xqa", "evidence"]
+    path: str
+
+
+class TranslationConfig(_Model):
+    memory: list[str] = []
+    engine: Literal["google", "deepl", "microsoft", "mymemory", "libre"] | None = None
+    url: str | None = None
+
+
+class GroundingConfig(_Model):
+    key_groups: list[str] = ["DISO", "CHEM", "PROC", "ANAT", "GENE"]
+    min_score: float = Field(0.8, ge=0, le=1)
+    # None: each language's tuned default (tasks/grounding/grounder.py, docs/grounding.md)
+    quickumls_threshold: float | None = Field(None, gt=0, le=1)
+    quickumls_window: int | None = Field(None, ge=1, le=12)
+
+
+class DedupConfig(_Model):
+    num_perm: int = Field(128, ge=16, le=1024)
+    threshold: float = Field(0.7, gt=0, le=1)
+
+
+class TaskQuota(_Model):
+    quota: int = Field(ge=1)
+    distractors: int = Field(3, ge=1, le=20)
+
+
+class TasksConfig(_Model):
+    xqa: TaskQuota
+    evidence: TaskQuota
+    cd: TaskQuota
+
+
+class SplitsConfig(_Model):
+    dev_fraction: float = Field(0.0, ge=0, lt=1)
+
+
+class BuildSettings(_Model):
+    shard_size: int = Field(2000, ge=1)
+
+
+class BuildConfig(_Model):
+    version: str = Field(pattern=r"^\d+\.\d+\.\d+([.-][0-9A-Za-z.]+)?$")
+    seed: int
+    languages: list[LangCode] = Field(min_length=1)
+    registry: str = "languages.toml"
+    release_dir: str = "releases"
+    work_dir: str = ".mmedbench-cache"
+    vocabulary: VocabularyConfig
+    sources: list[SourceConfig] = Field(min_length=1)
+    background: list[BackgroundConfig] = []
+    translation: TranslationConfig = TranslationConfig()
+    grounding: GroundingConfig = GroundingConfig()
+    dedup: DedupConfig = DedupConfig()
+    tasks: TasksConfig
+    splits: SplitsConfig = SplitsConfig()
+    build: BuildSettings = BuildSettings()
+    # Real data offline: a cell with neither a native source nor a translation stays empty,
+    # and the manifest and card say so. The sample (and the default) demands every cell.
+    allow_empty_cells: bool = False
+    # language identification behind the langid gate (docs/langid.md); the audit reuses it
+    langid_backend: Literal["lingua-subset", "lingua", "langdetect"] = "lingua-subset"
+
+    @model_validator(mode="after")
+    def _english_first(self):
+        if "en" not in self.languages:
+            raise ValueError("languages must include 'en' (the pivot language)")
+        if len(set(self.languages)) != len(self.languages):
+            raise ValueError("languages are listed twice")
+        return self
+
+
+class LoadedConfig(_Model):
+    """A config plus where it came from: paths resolve against `base`."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, arbitrary_types_allowed=True)
+    path: Path
+    base: Path
+    config: BuildConfig
+    registry: dict[str, Language]
+
+    def resolve(self, rel: str) -> Path:
+        return (self.base / rel).resolve()
+
+    @property
+    def languages(self) -> list[Language]:
+        return [self.registry[c] for c in self.config.languages]
+
+
+def _first_error(path: Path, exc: ValidationError) -> InputError:
+    err = exc.errors()[0]
+    field = ".".join(str(p) for p in err["loc"]) or None
+    return InputError(path, err["msg"], field=field)
+
+
+def _read_toml(path: Path) -> dict:
+    if not path.exists():
+        raise InputError(path, "file not found")
+    try:
+        with path.open("rb") as fh:
+            return tomllib.load(fh)
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(path, f"invalid TOML: {exc}") from None
+
+
+def load_registry(path: Path) -> dict[str, Language]:
+    raw = _read_toml(path).get("languages", {})
+    out: dict[str, Language] = {}
+    for code, entry in raw.items():
+        try:
+            out[code] = Language(code=code, **entry)
+        except ValidationError as exc:
+            err = _first_error(path, exc)
+            raise InputError(path, err.message, field=f"languages.{code}.{err.field}") from None
+    return out
+
+
+def load_config(path: Path | str, extra_registry: Path | None = None) -> LoadedConfig:
+    path = Path(path)
+    raw = _read_toml(path)
+    try:
+        cfg = BuildConfig(**raw)
+    except ValidationError as exc:
+        raise _first_error(path, exc) from None
+    base = path.resolve().parent
+    registry_path = (base / cfg.registry).resolve()
+    registry = load_registry(registry_path)
+    if extra_registry is not None:
+        registry.update(load_registry(extra_registry))
+    for i, code in enumerate(cfg.languages):
+        if code not in registry:
+            known = ", ".join(sorted(registry))
+            raise InputError(path, f"unknown language code {code!r} (registry {registry_path.name} has: {known})", field=f"languages.{i}")
+    return LoadedConfig(path=path.resolve(), base=base, config=cfg, registry=registry)

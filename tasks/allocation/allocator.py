@@ -1,0 +1,179 @@
+"""Allocation of items to cells (task x language) under the zero-overlap guarantee.
+
+Pure logic, no I/O. Every key concept and every query ends up in at most one cell;
+every item that is not placed gets a reason. Deterministic for a given seed.
+"""
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+from dataclasses import dataclass, field
+
+from tasks.dedup.near_duplicates import NearDuplicateIndex
+
+
+@dataclass(frozen=True)
+class Realization:
+    text: str
+    provenance: str
+
+
+@dataclass(frozen=True)
+class Candidate:
+    id: str
+    task: str
+    native_lang: str
+    native_text: str
+    pivot: str | None  # None: a non-English source without English text
+    key_cuis: tuple[str, ...]
+    realizations: dict[str, Realization] = field(hash=False, compare=False)
+
+
+@dataclass(frozen=True)
+class Assignment:
+    id: str
+    task: str
+    lang: str
+    text: str
+    provenance: str
+    pivot: str
+    cuis: tuple[str, ...]
+
+
+def seeded_order(seed: int, key: str) -> str:
+    return hashlib.sha256(f"{seed}:{key}".encode()).hexdigest()
+
+
+class Allocator:
+    def __init__(self, quotas: dict[tuple[str, str], int], languages: list[str], shingle_n: dict[str, int],
+                 threshold: float, num_perm: int, seed: int):
+        self.quotas = quotas
+        self.languages = languages
+        self.shingle_n = shingle_n
+        self.seed = seed
+        self.dedup = NearDuplicateIndex(threshold, num_perm, seed)
+        self.owner: dict[str, tuple[str, str]] = {}  # cui -> cell
+        self.filled: Counter = Counter()
+        self.assignments: list[Assignment] = []
+        self.dropped: list[tuple[str, str]] = []  # (id, reason)
+
+    # ------------------------------------------------------------------ helpers
+    def _room(self, cell: tuple[str, str]) -> bool:
+        return self.filled[cell] < self.quotas.get(cell, 0)
+
+    def _fill_ratio(self, cell: tuple[str, str]) -> float:
+        return self.filled[cell] / max(1, self.quotas.get(cell, 0))
+
+    def _source_duplicate(self, item_id: str, native_lang: str, native_text: str, pivot: str | None):
+        return (pivot and self.dedup.find(item_id, "pivot", pivot, self.shingle_n["en"])) or (
+            self.dedup.find(item_id, f"text:{native_lang}", native_text, self.shingle_n[native_lang])
+        )
+
+    def _place(self, a: Assignment, native_lang: str, native_text: str) -> None:
+        self.assignments.append(a)
+        self.filled[(a.task, a.lang)] += 1
+        for cui in a.cuis:
+            self.owner[cui] = (a.task, a.lang)
+        if a.pivot:
+            self.dedup.add(a.id, "pivot", a.pivot, self.shingle_n["en"])
+        self.dedup.add(a.id, f"text:{native_lang}", native_text, self.shingle_n[native_lang])
+        if a.lang != native_lang:
+            self.dedup.add(a.id, f"text:{a.lang}", a.text, self.shingle_n[a.lang])
+
+    # ------------------------------------------------------------------ items (xqa, evidence)
+    def choose_language(self, cand: Candidate) -> tuple[str | None, str]:
+        owners = {self.owner[c] for c in cand.key_cuis if c in self.owner}
+        if len(owners) > 1:
+            cells = " and ".join(f"{t}/{l}" for t, l in sorted(owners))
+            return None, f"key concepts already in cells {cells}"
+        if owners:
+            task, lang = next(iter(owners))
+            if task != cand.task:
+                return None, f"key concept already in cell {task}/{lang}"
+            if lang not in cand.realizations:
+                return None, f"key concept in cell {task}/{lang}, where the item has no realization"
+            if not self._room((task, lang)):
+                return None, f"key concept in cell {task}/{lang}, which is full"
+            return lang, ""
+        options = [l for l in self.languages if l in cand.realizations and self._room((cand.task, l))]
+        if not options:
+            if not cand.realizations:
+                return None, "no realization in any build language"
+            return None, "every cell it can be realized in is full"
+        if cand.native_lang in options and cand.native_lang != "en":
+            return cand.native_lang, ""  # native questions are scarce: keep them native
+        options.sort(key=lambda l: (self._fill_ratio((cand.task, l)), self.languages.index(l)))
+        return options[0], ""
+
+    def allocate_items(self, candidates: list[Candidate]) -> None:
+        # most constrained first (fewest languages), then a seeded shuffle
+        order = sorted(candidates, key=lambda c: (len(c.realizations), seeded_order(self.seed, c.id)))
+        for cand in order:
+            if not cand.key_cuis:
+                self.dropped.append((cand.id, "no key concept grounded"))
+                continue
+            dup = self._source_duplicate(cand.id, cand.native_lang, cand.native_text, cand.pivot)
+            if dup is not None:
+                self.dropped.append((cand.id, dup.reason))
+                continue
+            lang, reason = self.choose_language(cand)
+            first_clash = None
+            while lang is not None:
+                real = cand.realizations[lang]
+                clash = self.dedup.find(cand.id, f"text:{lang}", real.text, self.shingle_n[lang])
+                if clash is None:
+                    break
+                # that language's text duplicates another query; try the next one
+                first_clash = first_clash or clash
+                remaining = {k: v for k, v in cand.realizations.items() if k != lang}
+                cand = Candidate(cand.id, cand.task, cand.native_lang, cand.native_text, cand.pivot, cand.key_cuis, remaining)
+                lang, reason = self.choose_language(cand)
+            if lang is None and first_clash is not None:
+                reason = first_clash.reason  # the clash is why it found no home, not the fallback's reason
+            if lang is None:
+                self.dropped.append((cand.id, reason))
+                continue
+            real = cand.realizations[lang]
+            self._place(Assignment(cand.id, cand.task, lang, real.text, real.provenance, cand.pivot, tuple(sorted(cand.key_cuis))),
+                        cand.native_lang, cand.native_text)
+
+    # ------------------------------------------------------------------ confusion sets
+    def allocate_confusion_sets(self, sets_by_tier: dict[str, list], realize, tiers: list[str]) -> list:
+        """Pick cd sets per language, cycling through tiers, targets unowned and unique.
+
+        `sets_by_tier[tier]` holds ConfusionCandidate objects in seeded order;
+        `realize(cui, lang)` returns a Realization, or None when the concept cannot be
+        named in that language.
+        """
+        chosen = []
+        used_targets: set[str] = set()
+        cursor = {t: 0 for t in tiers}
+        for lang in self.languages:
+            cell = ("cd", lang)
+            quota = self.quotas.get(cell, 0)
+            per_tier = {t: quota // len(tiers) + (1 if i < quota % len(tiers) else 0) for i, t in enumerate(tiers)}
+            for tier in tiers:
+                pool = sets_by_tier.get(tier, [])
+                got = 0
+                while got < per_tier[tier] and cursor[tier] < len(pool):
+                    cand = pool[cursor[tier]]
+                    cursor[tier] += 1
+                    if cand.target_cui in self.owner or cand.target_cui in used_targets:
+                        continue
+                    real = realize(cand.target_cui, lang)
+                    if real is None:
+                        continue
+                    set_id = f"cd-{lang}-{cand.target_cui}"
+                    if self.dedup.find(set_id, "pivot", cand.target_name, self.shingle_n["en"]) or self.dedup.find(
+                        set_id, f"text:{lang}", real.text, self.shingle_n[lang]
+                    ):
+                        continue
+                    a = Assignment(set_id, "cd", lang, real.text, real.provenance, cand.target_name, (cand.target_cui,))
+                    self._place(a, lang, real.text)
+                    used_targets.add(cand.target_cui)
+                    chosen.append((a, cand))
+                    got += 1
+                # unused candidates stay available for the next language
+            for tier in tiers:
+                cursor[tier] = 0
+        return chosen

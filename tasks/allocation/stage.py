@@ -1,0 +1,191 @@
+"""Stage: allocate items and confusion sets to cells; every drop keeps its reason."""
+from __future__ import annotations
+
+from collections import defaultdict
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from schemas.config import Language
+from tasks.allocation.allocator import Allocator, Candidate, Realization, seeded_order
+from tasks.allocation.confusion import ConceptInfo, Hierarchy, build_candidates
+from tasks.translation.gates import text_gates, translation_gates
+from tasks.translation.memory import TranslationMemory
+from tasks.translation.stage import PROVENANCE_OF_STATUS
+from common.parquet import write_parquet
+
+ASSIGNMENT_SCHEMA = pa.schema([
+    ("id", pa.string()), ("task", pa.string()), ("lang", pa.string()), ("text", pa.string()),
+    ("provenance", pa.string()), ("pivot", pa.string()), ("cuis", pa.list_(pa.string())),
+    ("passage_ids", pa.list_(pa.string())), ("tier", pa.string()), ("distractor_cuis", pa.list_(pa.string())),
+])
+DROPPED_SCHEMA = pa.schema([("id", pa.string()), ("stage", pa.string()), ("reason", pa.string())])
+
+
+class ConceptRealizer:
+    """Names a concept in a language: vocabulary atom, else translation memory (gated)."""
+
+    def __init__(self, atoms: pa.Table, names_en: dict[str, str], languages: dict[str, Language], tm: TranslationMemory,
+                 backend: str | None = None):
+        self.languages, self.tm, self.names_en, self.backend = languages, tm, names_en, backend
+        self.best: dict[tuple[str, str], str] = {}
+        ranked: dict[tuple[str, str], tuple] = {}
+        for cui, lang, text, pref, sab in zip(*(atoms[c].to_pylist() for c in ("cui", "lang", "str", "ispref", "sab"))):
+            if lang not in languages:
+                continue
+            prefs = languages[lang].preferred_sources
+            key = (not pref, prefs.index(sab) if sab in prefs else len(prefs), text)
+            if (cui, lang) not in ranked or key < ranked[(cui, lang)]:
+                ranked[(cui, lang)] = key
+                self.best[(cui, lang)] = text
+        self.rejections: dict[str, int] = defaultdict(int)
+
+    def __call__(self, cui: str, lang: str) -> Realization | None:
+        name_en = self.names_en[cui]
+        if lang == "en":
+            # the same gates as every other query text: the audit re-runs them
+            return None if text_gates(name_en, self.languages["en"], self.backend) else Realization(name_en, "terminology")
+        lang_def = self.languages[lang]
+        atom = self.best.get((cui, lang))
+        if atom is not None and not text_gates(atom, lang_def, self.backend):
+            return Realization(atom, "terminology")
+        entry = self.tm.lookup(name_en, "en", lang)
+        if entry is None:
+            return None
+        reasons = translation_gates(name_en, entry.target, self.languages["en"], lang_def, self.backend)
+        if reasons:
+            for r in reasons:
+                self.rejections[f"{lang}: {r.split(':')[0]}"] += 1
+            return None
+        return Realization(entry.target, PROVENANCE_OF_STATUS[entry.status])
+
+    def can_name(self, cui: str, lang: str) -> bool:
+        """Cheap pre-check (no gates): is there any candidate name in the language?"""
+        return lang == "en" or (cui, lang) in self.best or self.tm.lookup(self.names_en[cui], "en", lang) is not None
+
+
+def cd_targets(eligible: list[str], languages: list[str], quota: int, can_name, floor: int = 400,
+               per_language: int = 4) -> list[str]:
+    """Pure: the confusion-set targets to build sets for, in `eligible`'s (seeded) order.
+
+    The first `floor` eligible concepts, plus, for each language, its next
+    `per_language * quota` eligible concepts that it can name at all and that no earlier
+    language drew. Drawing targets
+    without asking whether a language can name them left the cd cells of languages with
+    few atoms short at paper scale (zh filled 465 of 829), while 20x enough nameable
+    concepts existed. Each target later gets one tier, hence the margin."""
+    chosen = set(eligible[:floor])
+    for lang in languages:
+        # counted only when drawn for this language: targets already chosen are what
+        # earlier languages (English first, able to name everything) will take
+        want = per_language * quota
+        for cui in eligible:
+            if want <= 0:
+                break
+            if cui not in chosen and can_name(cui, lang):
+                chosen.add(cui)
+                want -= 1
+    return [c for c in eligible if c in chosen]
+
+
+def seed_from_release(alloc: Allocator, base: Path, languages: dict[str, Language]) -> set[str]:
+    """Pre-load an allocator with a published release: its key concepts stay owned by their
+    cells, its queries stay in the near-duplicate index. Returns the ids already used."""
+    import json
+
+    used: set[str] = set()
+    manifest = json.loads((base / "manifest.json").read_text(encoding="utf-8"))
+    for cell in sorted(manifest["cells"]):
+        task, lang = cell.split("/")
+        n = manifest["languages"][lang]["shingle_n"]
+        for line in (base / task / lang / "queries.jsonl").read_text(encoding="utf-8").splitlines():
+            q = json.loads(line)
+            used.add(q["_id"])
+            for cui in q["cuis"]:
+                alloc.owner[cui] = (task, lang)
+            if q.get("pivot_text"):
+                alloc.dedup.add(q["_id"], "pivot", q["pivot_text"], alloc.shingle_n["en"])
+            alloc.dedup.add(q["_id"], f"text:{lang}", q["text"], n)
+    return used
+
+
+def allocate_cells(item_shards: list[str], grounded: list[str], realized: list[str], vocab: dict[str, str],
+                   languages: dict[str, dict], memory: list[str], quotas: dict[str, int], distractors: int,
+                   key_groups: list[str], dedup: dict, seed: int, out_dir: str,
+                   base_release: str | None = None, new_languages: list[str] | None = None,
+                   langid_backend: str | None = None) -> dict:
+    """Allocate every cell; or, with a base release, only the cells of `new_languages`
+    around the base release's concepts and queries (which stay where they are)."""
+    out = Path(out_dir)
+    langs = {k: Language.model_validate(v) for k, v in languages.items()}
+    order = list(new_languages) if base_release else list(languages)
+    items = {r["id"]: r for s in item_shards for r in pq.read_table(s).to_pylist()}
+    ground = {r["id"]: r for s in grounded for r in pq.read_table(s).to_pylist()}
+    reals: dict[str, dict[str, Realization]] = defaultdict(dict)
+    dropped: list[dict] = []
+    gate_rejections: dict[str, int] = defaultdict(int)
+    for s in realized:
+        for r in pq.read_table(s).to_pylist():
+            if r["rejected"] is None:
+                reals[r["id"]][r["lang"]] = Realization(r["text"], r["provenance"])
+            elif r["rejected"] != "no translation in memory":
+                for reason in r["rejected"].split("; "):
+                    gate_rejections[f"{r['lang']}: {reason.split(':')[0]}"] += 1
+    cell_quotas = {(task, lang): quotas[task] for task in ("xqa", "evidence", "cd") for lang in order}
+    alloc = Allocator(cell_quotas, order, {k: v.shingle_n for k, v in langs.items()}, dedup["threshold"], dedup["num_perm"], seed)
+    used = seed_from_release(alloc, Path(base_release), langs) if base_release else set()
+    cands = []
+    for item_id in sorted(items):
+        if item_id in used:
+            continue
+        it, g = items[item_id], ground[item_id]
+        if it["task"] == "evidence" and not g["answerable"]:
+            # evidence must be quality-assured (DESIGN §1); an exam question's answer passage
+            # (the correct option) rarely names the question's concept, and need not
+            dropped.append({"id": item_id, "stage": "grounding", "reason": "unanswerable: no key concept in its gold passage"})
+            continue
+        options = {l: r for l, r in reals[item_id].items() if l in order}
+        cands.append(Candidate(item_id, it["task"], it["lang"], it["text"], it["pivot"], tuple(g["key_cuis"]), options))
+    alloc.allocate_items(cands)
+    dropped += [{"id": i, "stage": "allocation", "reason": r} for i, r in alloc.dropped]
+
+    # confusion sets over concepts nobody owns yet
+    concepts_t = pq.read_table(vocab["concepts"])
+    concepts = {
+        c: ConceptInfo(c, tui, grp, name)
+        for c, tui, grp, name in zip(*(concepts_t[k].to_pylist() for k in ("cui", "tui", "group", "name_en")))
+        if name
+    }
+    parents = pq.read_table(vocab["parents"])
+    hierarchy = Hierarchy(list(zip(parents["cui"].to_pylist(), parents["parent"].to_pylist())))
+    eligible = sorted((c for c, info in concepts.items() if info.group in key_groups and c not in alloc.owner),
+                      key=lambda c: seeded_order(seed, f"cd-target:{c}"))
+    atoms = pq.read_table(vocab["atoms"], columns=["cui", "lang", "str", "ispref", "sab"])
+    realizer = ConceptRealizer(atoms, {c: i.name for c, i in concepts.items()}, langs, TranslationMemory.from_files([Path(p) for p in memory]), langid_backend)
+    targets = cd_targets(eligible, order, quotas["cd"], realizer.can_name)
+    sets_by_tier = build_candidates(concepts, hierarchy, distractors, seed, targets, one_tier_per_target=True)
+    chosen = alloc.allocate_confusion_sets(sets_by_tier, realizer, ["easy", "medium", "hard"])
+    for k, v in realizer.rejections.items():
+        gate_rejections[k] += v
+
+    rows = []
+    for a in alloc.assignments:
+        if a.task == "cd":
+            continue
+        rows.append({"id": a.id, "task": a.task, "lang": a.lang, "text": a.text, "provenance": a.provenance, "pivot": a.pivot,
+                     "cuis": list(a.cuis), "passage_ids": items[a.id]["passage_ids"], "tier": None, "distractor_cuis": []})
+    for a, cand in chosen:
+        if a.id in used:
+            continue
+        rows.append({"id": a.id, "task": "cd", "lang": a.lang, "text": a.text, "provenance": a.provenance, "pivot": a.pivot,
+                     "cuis": list(a.cuis), "passage_ids": [], "tier": cand.tier, "distractor_cuis": list(cand.distractor_cuis)})
+    rows.sort(key=lambda r: (r["task"], r["lang"], r["id"]))
+    dropped.sort(key=lambda r: (r["id"], r["stage"]))
+    paths = {"assignments": str(out / "assignments.parquet"), "dropped": str(out / "dropped.parquet")}
+    write_parquet(pa.Table.from_pylist(rows, schema=ASSIGNMENT_SCHEMA), Path(paths["assignments"]))
+    write_parquet(pa.Table.from_pylist(dropped, schema=DROPPED_SCHEMA), Path(paths["dropped"]))
+    gate_rows = [{"id": k, "stage": "gates", "reason": str(v)} for k, v in sorted(gate_rejections.items())]
+    paths["gates"] = str(out / "gate_rejections.parquet")
+    write_parquet(pa.Table.from_pylist(gate_rows, schema=DROPPED_SCHEMA), Path(paths["gates"]))
+    return paths

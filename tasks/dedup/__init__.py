@@ -1,0 +1,1 @@
+"""Near-duplicate detection (MinHash LSH, exact Jaccard), shared by allocation and audit."""

@@ -1,0 +1,498 @@
+"""Vocabulary matchers: exact/stemmed token matching, CJK dictionary matching, fuzzy long-form linking."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+import hashlib
+import os
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+import re
+import threading
+import unicodedata
+
+from common.text import normalize
+from schemas.config import Language
+from tasks.grounding.normalize import GENE_CONTEXT, _NAME_CONTINUES, acronym_fits, fold, fold_term, is_acronym
+from tasks.grounding.params import Match, QUICKUMLS_LANG
+
+
+@dataclass(frozen=True)
+class Term:
+    text: str
+    cui: str
+    rank: tuple  # smaller wins between CUIs sharing a string: preferred atom, source order, CUI
+
+
+def load_terms(atoms_path: Path, lang: Language) -> list[Term]:
+    atoms = pq.read_table(atoms_path, columns=["cui", "lang", "str", "ispref", "sab"])
+    atoms = atoms.filter(pc.equal(atoms["lang"], lang.code))
+    order = {s: i for i, s in enumerate(lang.preferred_sources)}
+    return [Term(s, c, (not p, order.get(sab, len(order)), c))
+            for c, s, p, sab in zip(atoms["cui"].to_pylist(), atoms["str"].to_pylist(), atoms["ispref"].to_pylist(),
+                                    atoms["sab"].to_pylist())]
+
+
+def _put(index: dict, key, term: Term) -> None:
+    cur = index.get(key)
+    if cur is None or term.rank < cur.rank:
+        index[key] = term
+
+
+def _select(cands: list[tuple[int, int, str, float, int]], text: str) -> list[Match]:
+    """Non-overlapping matches from (start, end, cui, score, tier) candidates: longest
+    first, then the better tier (smaller), the higher score, the leftmost, the smallest CUI."""
+    taken: list[tuple[int, int]] = []
+    out = []
+    for s, e, cui, score, _tier in sorted(cands, key=lambda c: (-(c[1] - c[0]), c[4], -c[3], c[0], c[2])):
+        if any(s < te and ts < e for ts, te in taken):
+            continue
+        taken.append((s, e))
+        out.append(Match(s, e, text[s:e], cui, score))
+    return sorted(out, key=lambda m: (m.start, m.end, m.cui))
+
+
+class DictionaryMatcher:
+    """Leftmost-longest exact matching of normalised vocabulary strings.
+
+    Normalisation is NFKC + casefold, applied identically to text and terms, so
+    full-width/half-width and compatibility forms match; offsets refer to the
+    original text (NFKC can change lengths, so we map through a per-char index).
+    Kept as the plain matcher; `CJKMatcher` is what the Grounder uses for zh and ja.
+    """
+
+    def __init__(self, terms: list[tuple[str, str, bool]], min_len: int = 2):
+        self.index: dict[str, list[tuple[bool, str]]] = {}
+        for text, cui, pref in terms:
+            key = normalize(text).replace(" ", "")
+            if len(key) >= min_len:
+                self.index.setdefault(key, []).append((pref, cui))
+        for key in self.index:
+            self.index[key] = sorted(set(self.index[key]), key=lambda x: (not x[0], x[1]))
+        self.max_len = max((len(k) for k in self.index), default=0)
+        self.min_len = min_len
+
+    def match(self, text: str) -> list[Match]:
+        # normalise char by char to keep offsets into the original text
+        norm_chars: list[str] = []
+        origin: list[int] = []
+        for i, ch in enumerate(text):
+            for c in normalize(ch):
+                if c != " ":
+                    norm_chars.append(c)
+                    origin.append(i)
+        norm = "".join(norm_chars)
+        out: list[Match] = []
+        i = 0
+        while i < len(norm):
+            hit = None
+            for length in range(min(self.max_len, len(norm) - i), self.min_len - 1, -1):
+                cands = self.index.get(norm[i : i + length])
+                if cands:
+                    hit = (length, cands[0][1])
+                    break
+            if hit:
+                length, cui = hit
+                start, end = origin[i], origin[i + length - 1] + 1
+                out.append(Match(start, end, text[start:end], cui, 1.0))
+                i += length
+            else:
+                i += 1
+        return out
+
+
+_CJK_SUFFIXES = set("病症")
+
+
+_VOICING = {"\uff9e", "\uff9f", "\u3099", "\u309a", "\u309b", "\u309c"}
+
+
+def _kata_to_hira(s: str) -> str:
+    return "".join(chr(ord(c) - 0x60) if "\u30a1" <= c <= "\u30f6" else c for c in s)
+
+
+def cjk_fold(text: str, kana: bool = False) -> tuple[str, list[int], list[int]]:
+    """NFKC + casefold with spaces removed; a character and the voicing or combining marks
+    after it are normalised together (half-width ｸﾞ -> グ). For every output character:
+    the first and one-past-last original index of the group it came from. With `kana`,
+    katakana is folded to hiragana."""
+    out: list[str] = []
+    starts: list[int] = []
+    ends: list[int] = []
+    i, n = 0, len(text)
+    while i < n:
+        j = i + 1
+        while j < n and (text[j] in _VOICING or unicodedata.combining(text[j])):
+            j += 1
+        s = unicodedata.normalize("NFKC", text[i:j]).casefold()
+        if kana:
+            s = _kata_to_hira(s)
+        for c in s:
+            if c.isspace():
+                continue
+            out.append(c)
+            starts.append(i)
+            ends.append(j)
+        i = j
+    return "".join(out), starts, ends
+
+
+@lru_cache(maxsize=2)
+def _sudachi():
+    from sudachipy import dictionary, tokenizer
+
+    d = dictionary.Dictionary(dict="core")
+    return (d.tokenizer() if hasattr(d, "tokenizer") else d.create()), tokenizer.Tokenizer.SplitMode.A
+
+
+_SUDACHI_LOCK = threading.Lock()  # one shared tokenizer; Prefect may run task runs in threads
+
+
+def _sudachi_tokens(text: str) -> list[tuple[int, int, str]]:
+    tok, mode = _sudachi()
+    with _SUDACHI_LOCK:
+        return [(m.begin(), m.end(), m.normalized_form()) for m in tok.tokenize(text, mode)]
+
+
+class CJKMatcher:
+    """Exact matching for unsegmented scripts, longest first, with word-boundary and
+    (for ja) Sudachi normalised-form matching. See the module docstring."""
+
+    def __init__(self, terms: list[Term], lang_code: str, segment: bool = True, min_len: int = 2):
+        self.lang = lang_code
+        self.kana = lang_code == "ja"
+        self.segment = segment
+        self.min_len = min_len
+        self.index: dict[str, Term] = {}
+        self.nf_index: dict[str, Term] = {}
+        for t in terms:
+            key = cjk_fold(t.text, self.kana)[0]
+            if len(key) >= min_len:
+                _put(self.index, key, t)
+        if self.kana:
+            for t in terms:
+                key = cjk_fold("".join(nf for _s, _e, nf in _sudachi_tokens(t.text)), True)[0]
+                if len(key) >= min_len:
+                    _put(self.nf_index, key, t)
+        self.max_len = max((len(k) for k in self.index), default=0)
+        self.max_nf_len = max((len(k) for k in self.nf_index), default=0)
+        self._jieba = None
+        if segment and lang_code == "zh":
+            import logging
+
+            import jieba
+
+            jieba.setLogLevel(logging.WARNING)
+            tk = jieba.Tokenizer()
+            tk.initialize()
+            for t in terms:
+                w = t.text.strip()
+                if len(w) >= min_len and " " not in w:
+                    tk.add_word(w)
+            self._jieba = tk
+
+    def _boundaries(self, text: str) -> set[int] | None:
+        if not self.segment:
+            return None
+        if self._jieba is not None:
+            b = set()
+            for _w, s, e in self._jieba.tokenize(text):
+                b.add(s)
+                b.add(e)
+            return b
+        if self.kana:
+            b = set()
+            for s, e, _nf in _sudachi_tokens(text):
+                b.add(s)
+                b.add(e)
+            return b
+        return None
+
+    def candidates(self, text: str) -> list[tuple[int, int, str, float, int]]:
+        norm, starts, ends = cjk_fold(text, self.kana)
+        cands = []
+        for i in range(len(norm)):
+            for length in range(min(self.max_len, len(norm) - i), self.min_len - 1, -1):
+                t = self.index.get(norm[i:i + length])
+                if t is not None:
+                    cands.append((starts[i], ends[i + length - 1], t.cui, 1.0, 0))
+                    break
+        if self.nf_index:
+            toks = _sudachi_tokens(text)
+            folded = [cjk_fold(nf, True)[0] for _s, _e, nf in toks]
+            for i in range(len(toks)):
+                acc = ""
+                best = None
+                for j in range(i, len(toks)):
+                    acc += folded[j]
+                    if len(acc) > self.max_nf_len:
+                        break
+                    t = self.nf_index.get(acc)
+                    if t is not None and len(acc) >= self.min_len:
+                        best = (toks[i][0], toks[j][1], t.cui, 0.95, 1)
+                if best:
+                    cands.append(best)
+        bounds = self._boundaries(text)
+        if bounds is not None:
+            # a word may end in a disease suffix the term lacks: 高血压 in 高血压病
+            cands = [c for c in cands if c[0] in bounds and (c[1] in bounds or (
+                c[1] < len(text) and text[c[1]] in _CJK_SUFFIXES and c[1] + 1 in bounds))]
+        return cands
+
+    def match(self, text: str) -> list[Match]:
+        return _select(self.candidates(text), text)
+
+
+class FuzzyLinker:
+    """scispacy EntityLinker-style candidate generation, built directly: TF-IDF over character
+    3-grams (within word boundaries) of the fold()ed vocabulary strings, cosine nearest
+    neighbour. Exact sparse search up to `ann_above` strings (deterministic, a few ms per
+    query at 50k strings); an nmslib HNSW index, cached on disk, above that."""
+
+    def __init__(self, terms: list[Term], latin: bool, cache_dir: Path | None = None, ann_above: int = 300_000):
+        from sklearn.feature_extraction.text import TfidfVectorizer
+        import numpy as np
+
+        self.latin = latin
+        best: dict[str, Term] = {}
+        for t in terms:
+            key = fold_term(t.text, latin)
+            if len(key) >= 4:
+                _put(best, key, t)
+        self.strings = sorted(best)
+        self.terms = [best[k] for k in self.strings]
+        self.vectorizer = TfidfVectorizer(analyzer="char_wb", ngram_range=(3, 3), min_df=1, dtype=np.float32)
+        self.matrix = self.vectorizer.fit_transform(self.strings) if self.strings else None
+        self.ann = None
+        if self.strings and len(self.strings) > ann_above:
+            self.ann = self._ann(cache_dir)
+
+    def _ann(self, cache_dir: Path | None):
+        import nmslib
+
+        index = nmslib.init(method="hnsw", space="cosinesimil_sparse", data_type=nmslib.DataType.SPARSE_VECTOR)
+        index.addDataPointBatch(self.matrix)
+        path = None
+        if cache_dir is not None:
+            h = hashlib.sha256("\n".join(self.strings).encode()).hexdigest()[:16]
+            path = Path(cache_dir) / "tfidf-ann" / f"{h}.hnsw"
+        if path is not None and path.exists():
+            index.loadIndex(str(path), load_data=False)
+        else:
+            index.createIndex({"M": 30, "efConstruction": 100, "post": 0})
+            if path is not None:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                tmp = path.with_name(path.name + f".tmp{os.getpid()}")
+                index.saveIndex(str(tmp), save_data=False)
+                tmp.replace(path)
+        index.setQueryTimeParams({"efSearch": 100})
+        return index
+
+    def nearest(self, text: str, k: int = 1) -> list[tuple[Term, float]]:
+        """The k vocabulary terms most similar to the text, with their cosine similarity."""
+        if self.matrix is None:
+            return []
+        q = self.vectorizer.transform([fold_term(text, self.latin)])
+        if q.nnz == 0:
+            return []
+        if self.ann is not None:
+            ids, dist = self.ann.knnQuery(q, k=k)
+            return [(self.terms[i], float(1 - d)) for i, d in zip(ids, dist)]
+        sims = (self.matrix @ q.T).toarray().ravel()
+        order = sorted(range(len(sims)), key=lambda i: (-sims[i], self.terms[i].rank))[:k] if k > 1 else [int(sims.argmax())]
+        return [(self.terms[i], float(sims[i])) for i in order if sims[i] > 0]
+
+
+# Head words an eponym may stand without: "Lesch-Nyhan" (syndrome), "Crohn" (maladie de).
+EPONYM_HEADS = {"en": ({"disease", "syndrome", "disorder"}, set()),
+                "fr": (set(), {"maladie de", "syndrome de", "maladie d", "syndrome d"}),
+                "es": (set(), {"enfermedad de", "sindrome de"})}
+
+
+_WORD = re.compile(r"\w+")
+
+
+_BREAK = re.compile(r"[()\[\]{},;:.!?\n]")  # a mention does not cross these (in the original text)
+
+
+# the only stop-words a reordered (bag) match may contain: "cancer of the rectum"; never a
+# coordinator ("Angelman syndrome and Prader-Willi" is two mentions)
+BAG_FUNCTION_WORDS = {"en": {"of", "the", "in"}, "fr": {"de", "du", "des", "la", "le", "les", "l", "d"},
+                      "es": {"de", "del", "la", "el", "los", "las"}, "ru": set()}
+
+
+_EN_BRITISH = [(re.compile(r"(?<=[a-z])ae(?=[a-z])"), "e"), (re.compile(r"(?<=[a-z])oe(?=[a-z])"), "e"),
+               (re.compile(r"(?<=[a-z]{3})our(?=s?$)"), "or")]
+
+
+def light_stem(word: str, lang_code: str, snowball: bool = False) -> str:
+    """Inflection only (plural), so that "tumors" = "tumor" but "hepatic" != "hepatitis"
+    (a Snowball stemmer conflates those); English also folds British spellings (haemorrhage,
+    oedema, tumour). Languages without rules here use Snowball when NLTK has one."""
+    w = word
+    if lang_code == "en":
+        for rx, rep in _EN_BRITISH:
+            w = rx.sub(rep, w)
+    if snowball:
+        if lang_code == "en" and w.endswith(("itis", "itides")):
+            return w  # Snowball makes hepatitis = hepatic, retinitis = retinal
+        st = _snowball(QUICKUMLS_LANG.get(lang_code, (None, None))[1])
+        return st.stem(w) if st is not None else w
+    if lang_code == "en":
+        if len(w) > 4 and w.endswith("ies"):
+            return w[:-3] + "y"
+        if len(w) > 3 and w.endswith("s") and not w.endswith(("ss", "us", "is")):
+            return w[:-1]
+        return w
+    if lang_code == "fr":
+        if len(w) > 5 and w.endswith("aux"):
+            return w[:-3] + "al"
+        if len(w) > 3 and w.endswith(("s", "x")) and not w.endswith(("ss", "us")):
+            return w[:-1]
+        return w
+    if lang_code == "es":
+        if len(w) > 5 and w.endswith("ces"):
+            return w[:-3] + "z"
+        if len(w) > 5 and w.endswith("iones"):
+            return w[:-5] + "ion"
+        if len(w) > 4 and w.endswith("es") and w[-3] not in "aeiou":
+            return w[:-2]
+        if len(w) > 3 and w.endswith("s") and w[-2] in "aeiou" and not w.endswith("is"):
+            return w[:-1]
+        return w
+    st = _snowball(QUICKUMLS_LANG.get(lang_code, (None, None))[1])
+    return st.stem(w) if st is not None else w
+
+
+@lru_cache(maxsize=16)
+def _snowball(nltk_name: str | None):
+    if not nltk_name:
+        return None
+    try:
+        from nltk.stem.snowball import SnowballStemmer
+
+        return SnowballStemmer(nltk_name)
+    except (ImportError, ValueError):
+        return None
+
+
+class TermMatcher:
+    """Token-level exact, stemmed and bag-of-stems matching of vocabulary strings on the
+    fold()ed text (space-delimited languages)."""
+
+    def __init__(self, terms: list[Term], latin: bool, lang_code: str, stopwords: set[str],
+                 stem: bool = True, bag: bool = True, acronyms: bool = True, max_tokens: int = 12,
+                 snowball: bool = False, eponyms: bool = True):
+        self.latin = latin
+        self._stem = lru_cache(maxsize=200000)(lambda w: light_stem(w, lang_code, snowball)) if stem else (lambda w: w)
+        self.stopwords = {fold_term(w, latin) for w in stopwords}
+        self.use_bag = bag
+        self.bag_ok = {fold_term(w, latin) for w in BAG_FUNCTION_WORDS.get(lang_code, set())}
+        self.exact: dict[tuple, Term] = {}
+        self.stemmed: dict[tuple, Term] = {}
+        self.bag: dict[tuple, Term] = {}
+        self.acronyms: dict[str, Term] = {}
+        self.eponyms: dict[tuple, tuple[Term, tuple[bool, ...]]] = {}
+        eponym_cuis: dict[tuple, set[str]] = {}
+        suffix_heads, prefix_heads = EPONYM_HEADS.get(lang_code, (set(), set()))
+        longest = 1
+        acronym_cuis: dict[str, set[str]] = {}
+        for t in terms:
+            if is_acronym(t.text):
+                if acronyms:
+                    _put(self.acronyms, t.text.strip(), t)
+                    acronym_cuis.setdefault(t.text.strip(), set()).add(t.cui)
+                continue
+            toks = _WORD.findall(fold_term(t.text, latin))
+            if not toks or (len(toks) == 1 and len(toks[0]) < 3):
+                continue
+            longest = max(longest, len(toks))
+            _put(self.exact, tuple(toks), t)
+            if eponyms and len(toks) >= 2:
+                rest = None
+                if toks[-1] in suffix_heads:
+                    rest = (0, len(toks) - 1)
+                for head in prefix_heads:
+                    h = head.split()
+                    if toks[:len(h)] == h and len(toks) > len(h):
+                        rest = (len(h), len(toks))
+                if rest is not None:
+                    orig = _WORD.findall(unicodedata.normalize("NFKC", t.text).replace("'s ", " "))
+                    if len(orig) == len(toks):
+                        caps = tuple(w[:1].isupper() for w in orig[rest[0]:rest[1]])
+                        key = tuple(toks[rest[0]:rest[1]])
+                        # a name ("Crohn", "Lesch-Nyhan"), not a letter or a code ("C", "FG", "L1")
+                        named = any(c and any(ch.islower() for ch in w) for c, w in zip(caps, orig[rest[0]:rest[1]]))
+                        if named and len(" ".join(key)) >= 4 and not all(w in self.stopwords for w in key):
+                            eponym_cuis.setdefault(key, set()).add(t.cui)
+                            cur = self.eponyms.get(key)
+                            if cur is None or t.rank < cur[0].rank:
+                                self.eponyms[key] = (t, caps)
+            stems = tuple(self._stem(w) for w in toks)
+            if stem:
+                _put(self.stemmed, stems, t)
+            content = [s for w, s in zip(toks, stems) if w not in self.stopwords]
+            if bag and len(content) >= 2:
+                _put(self.bag, tuple(sorted(content)), t)
+        # an acronym naming several concepts (AS: aortic stenosis, Angelman syndrome, ...) is
+        # left to the text's own definition (abbreviation detection)
+        # ... and it must abbreviate one of its concept's names (a gene symbol does not)
+        names: dict[str, list[str]] = {}
+        acronym_concepts = {a.cui for a in self.acronyms.values()}
+        for t in terms:
+            if t.cui in acronym_concepts and not is_acronym(t.text):
+                names.setdefault(t.cui, []).append(t.text)
+        self.acronyms = {k: t for k, t in self.acronyms.items()
+                         if len(acronym_cuis[k]) == 1 and any(acronym_fits(k, n) for n in names.get(t.cui, []))}
+        self.eponyms = {k: v for k, v in self.eponyms.items() if len(eponym_cuis[k]) == 1 and k not in self.exact}
+        self.max_tokens = min(max_tokens, longest + 2)
+
+    def candidates(self, text: str) -> list[tuple[int, int, str, float, int]]:
+        norm, origin = fold(text, self.latin)
+        toks = [(m.start(), m.end(), m.group()) for m in _WORD.finditer(norm)]
+        words = [w for _s, _e, w in toks]
+        stems = [self._stem(w) for w in words]
+        stop = [w in self.stopwords for w in words]
+        cands = []
+        n = len(toks)
+        for i in range(n):
+            for j in range(i + 1, min(n, i + self.max_tokens) + 1):
+                span = (origin[toks[i][0]], origin[toks[j - 1][1] - 1] + 1)
+                if j - i > 1 and _BREAK.search(text, span[0], span[1]):
+                    break
+                t = self.exact.get(tuple(words[i:j]))
+                if t is not None:
+                    cands.append((*span, t.cui, 1.0, 0))
+                    continue
+                t = self.stemmed.get(tuple(stems[i:j]))
+                if t is not None and (j - i > 1 or len(stems[i]) >= 5):  # "comidas" is not "coma" (com)
+                    cands.append((*span, t.cui, 0.95, 1))
+                    continue
+                e = self.eponyms.get(tuple(words[i:j]))
+                if e is not None:
+                    t, caps = e
+                    surface = _WORD.findall(text[span[0]:span[1]])
+                    # and not the first words of another name: "von Willebrand factor"
+                    free = not (GENE_CONTEXT.match(text, span[1]) or _NAME_CONTINUES.match(text, span[1]))
+                    if free and len(surface) == len(caps) and all(w[:1].isupper() or not c for w, c in zip(surface, caps)):
+                        cands.append((*span, t.cui, 0.85, 2))
+                        continue
+                if self.use_bag and j - i >= 2 and not stop[i] and not stop[j - 1]:
+                    content = [stems[k] for k in range(i, j) if not stop[k]]
+                    fillers = [words[k] for k in range(i, j) if stop[k]]
+                    if len(content) >= 2 and len(fillers) <= 2 and all(w in self.bag_ok for w in fillers):
+                        t = self.bag.get(tuple(sorted(content)))
+                        if t is not None:
+                            cands.append((*span, t.cui, 0.9, 2))
+        if self.acronyms:
+            found = [(m, self.acronyms[m.group()]) for m in re.finditer(r"[A-Za-z0-9][A-Za-z0-9\-]*[A-Za-z0-9]", text)
+                     if m.group() in self.acronyms]
+            genes = {m.group() for m, _t in found if GENE_CONTEXT.match(text, m.end())}
+            for m, t in found:
+                if m.group() not in genes:
+                    cands.append((m.start(), m.end(), t.cui, 1.0, 0))
+        return cands
+
+    def match(self, text: str) -> list[Match]:
+        return _select(self.candidates(text), text)

@@ -1,0 +1,143 @@
+"""QuickUMLS without its installer: the index built from the atoms table, a local stop-word corpus, the matcher."""
+from __future__ import annotations
+
+from pathlib import Path
+import hashlib
+import os
+import threading
+
+from schemas.config import Language
+from tasks.grounding.matchers import Term, _BREAK, _select, load_terms
+from tasks.grounding.normalize import NORM_VERSION, fold, fold_term, is_acronym
+from tasks.grounding.params import Match, QUICKUMLS_LANG
+
+
+_LOCK = threading.Lock()
+
+
+_NLTK_LOCK = threading.Lock()
+
+
+def _ensure_nltk_stopwords(root: Path, languages: dict[str, str]) -> None:
+    """QuickUMLS reads NLTK's stopwords corpus and downloads it when missing. We write the
+    corpus ourselves, in NLTK's layout, from spaCy's bundled stop-word lists, so nothing
+    is ever downloaded."""
+    import importlib
+
+    import nltk
+
+    corpus = root / "corpora" / "stopwords"
+    with _NLTK_LOCK:  # shards build their grounders concurrently on a thread pool
+        corpus.mkdir(parents=True, exist_ok=True)
+        for nltk_name, spacy_code in languages.items():
+            target = corpus / nltk_name
+            if not target.exists():
+                words = importlib.import_module(f"spacy.lang.{spacy_code}.stop_words").STOP_WORDS
+                tmp = target.with_suffix(f".tmp{os.getpid()}-{threading.get_ident()}")
+                tmp.write_text("\n".join(sorted(words)) + "\n", encoding="utf-8")
+                tmp.replace(target)
+        if str(root) not in nltk.data.path:
+            nltk.data.path.insert(0, str(root))
+
+
+def _stopwords(lang: Language) -> set[str]:
+    if not lang.stopwords:
+        return set()
+    import importlib
+
+    try:
+        return set(importlib.import_module(f"spacy.lang.{lang.stopwords}.stop_words").STOP_WORDS)
+    except ImportError:
+        return set()
+
+
+def quickumls_index(atoms_path: Path, lang: Language, cache_root: Path) -> Path:
+    """Build (once) a QuickUMLS index for one language's atoms; return its folder. Terms are
+    fold()ed exactly as the text is; acronym atoms are left to the case-sensitive matcher."""
+    from quickumls.install import parse_and_encode_ngrams
+
+    h = hashlib.sha256(Path(atoms_path).read_bytes())
+    h.update(NORM_VERSION.encode())
+    digest = h.hexdigest()[:16]
+    dest = cache_root / "quickumls" / f"{digest}-{lang.code}"
+    if (dest / "done.flag").exists():
+        return dest
+    with _LOCK:
+        if (dest / "done.flag").exists():
+            return dest
+        tmp = dest.with_name(dest.name + f".tmp{os.getpid()}")
+        tmp.mkdir(parents=True, exist_ok=True)
+        qlang = QUICKUMLS_LANG.get(lang.code, ("ENG", "english"))[0]
+        (tmp / "language.flag").write_text(qlang)
+        (tmp / "database_backend.flag").write_text("unqlite")
+        (tmp / "lowercase.flag").write_text("")
+        latin = "Latin" in lang.scripts
+        seen = set()
+        entries = []
+        for t in load_terms(Path(atoms_path), lang):
+            if is_acronym(t.text):
+                continue
+            term = fold_term(t.text, latin)
+            if (t.cui, term) in seen or len(term) < 3:
+                continue
+            seen.add((t.cui, term))
+            entries.append((term, t.cui, ["T000"], 1 if not t.rank[0] else 0))
+        parse_and_encode_ngrams(iter(entries), str(tmp / "umls-simstring.db"), str(tmp / "cui-semtypes.db"), database_backend="unqlite")
+        (tmp / "done.flag").write_text(str(len(entries)))
+        if dest.exists():
+            import shutil
+
+            shutil.rmtree(dest)
+        tmp.rename(dest)
+    return dest
+
+
+class QuickUMLSMatcher:
+    """QuickUMLS on the fold()ed text; offsets refer to the original text."""
+
+    def __init__(self, index_dir: Path, lang: Language, threshold: float, window: int, cache_root: Path,
+                 similarity: str = "jaccard", term_rank: dict[str, Term] | None = None):
+        import spacy
+
+        qlang, nltk_name = QUICKUMLS_LANG.get(lang.code, ("ENG", "english"))
+        stop_langs = {"english": "en"}
+        if lang.stopwords:
+            stop_langs[nltk_name] = lang.stopwords
+        _ensure_nltk_stopwords(cache_root / "nltk_data", stop_langs)
+        from quickumls import QuickUMLS, constants
+
+        # QuickUMLS looks up a spaCy model name even when it is handed a pipeline
+        # (spacy_component=True); languages it has no model for (Russian) get the blank one.
+        constants.SPACY_LANGUAGE_MAP.setdefault(qlang, "xx")
+
+        self.latin = "Latin" in lang.scripts
+        self.nlp = spacy.blank(lang.spacy_lang)
+        self.qu = QuickUMLS(str(index_dir), threshold=threshold, window=window, similarity_name=similarity,
+                            accepted_semtypes=None, spacy_component=True)
+        self.stopwords = {fold_term(w, self.latin) for w in _stopwords(lang)}
+        self.term_rank = term_rank or {}
+
+    def candidates(self, text: str) -> list[tuple[int, int, str, float, int]]:
+        norm, origin = fold(text, self.latin)
+        if not norm:
+            return []
+        doc = self.nlp(norm)
+        out = []
+        for group in self.qu._match(doc, best_match=True):
+            def key(m):
+                t = self.term_rank.get(m["term"])
+                rank = t.rank if t is not None and t.cui == m["cui"] else (1, 99, m["cui"])
+                return (-m["similarity"], rank)
+
+            best = sorted(group, key=key)[0]
+            words = norm[best["start"]:best["end"]].split()
+            if words and (words[0] in self.stopwords or words[-1] in self.stopwords):
+                continue
+            s, e = origin[best["start"]], origin[best["end"] - 1] + 1
+            if _BREAK.search(text, s, e):
+                continue
+            out.append((s, e, best["cui"], float(best["similarity"]), 3))
+        return out
+
+    def match(self, text: str) -> list[Match]:
+        return _select(self.candidates(text), text)

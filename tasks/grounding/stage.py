@@ -1,0 +1,177 @@
+"""Stage: ground each item's native text, English pivot and gold passages to CUIs.
+
+Key concepts = grounded CUIs in the allowed semantic groups at or above the score
+threshold, from the native text or the pivot. Items whose gold passages share none of
+their key concepts are marked unanswerable (the allocation drops them with a reason).
+"""
+from __future__ import annotations
+
+import gc
+import json
+import re
+import threading
+from contextlib import contextmanager
+from pathlib import Path
+
+import nltk  # noqa: F401  (see below)
+import pyarrow as pa
+import quickumls  # noqa: F401
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from schemas.config import Language
+from common.text import normalize
+from tasks.grounding.grounder import Grounder
+from common.parquet import write_parquet
+
+# nltk and quickumls are imported here, up front, in the importing thread: nltk's lazy
+# submodule imports are not thread-safe ("partially initialized module 'nltk'") and
+# shards are grounded on a thread pool.
+
+GROUNDED_SCHEMA = pa.schema([
+    ("id", pa.string()), ("mentions", pa.string()), ("key_cuis", pa.list_(pa.string())),
+    ("answerable", pa.bool_()),
+])
+
+
+class SharedGrounders:
+    """One grounder per configuration per process, used by one thread at a time.
+
+    Grounders were once per thread (QuickUMLS' simstring reader and spaCy pipelines are
+    not documented as thread-safe); at paper scale every pool thread then held its own
+    matchers over 2.2M English atoms and the build peaked at 14.3 GB. Grounding is pure
+    Python and holds the GIL, so serialising calls on one grounder costs no throughput,
+    and the process holds each language's structures once. Construction happens under the
+    entry's lock, so concurrent shards never build the same grounder twice."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._entries: dict[tuple, list] = {}  # key -> [lock, grounder or None]
+
+    @contextmanager
+    def use(self, key: tuple, build):
+        with self._lock:
+            entry = self._entries.setdefault(key, [threading.Lock(), None])
+        with entry[0]:
+            if entry[1] is None:
+                entry[1] = build()
+            yield entry[1]
+
+    def __len__(self) -> int:
+        return sum(e[1] is not None for e in self._entries.values())
+
+    def clear(self) -> None:
+        """Free every grounder (the flow calls this once all shards are grounded)."""
+        with self._lock:
+            self._entries = {}
+        gc.collect()
+        _return_freed_memory()
+
+
+def _return_freed_memory() -> None:
+    """Hand freed heap back to the OS (glibc keeps it in per-thread arenas otherwise, and
+    the allocation stage would then grow on top of the grounders' old footprint)."""
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):  # not glibc: nothing to do
+        pass
+
+
+GROUNDERS = SharedGrounders()
+
+
+def drop_grounders() -> None:
+    GROUNDERS.clear()
+
+
+def grounder_key(atoms_path: str, lang_json: str, cache_root: str, threshold: float, window: int) -> tuple:
+    return (atoms_path, lang_json, cache_root, threshold, window)
+
+
+def build_grounder(atoms_path: str, lang_json: str, cache_root: str, threshold: float, window: int) -> Grounder:
+    return Grounder(Path(atoms_path), Language.model_validate_json(lang_json), Path(cache_root), threshold, window)
+
+
+def key_concepts(mentions: list[dict], group_of: dict[str, str], key_groups: set[str], min_score: float) -> list[str]:
+    """Pure: the CUIs that count for overlap (allowed group, confident match)."""
+    return sorted({m["cui"] for m in mentions if m["score"] >= min_score and group_of.get(m["cui"]) in key_groups})
+
+
+_PUNCT = re.compile(r"[^\w]+")
+
+
+def _words(text: str) -> str:
+    return f" {_PUNCT.sub(' ', normalize(text)).strip()} "
+
+
+def answerable(key_cuis: list[str], passage: str, names: dict[str, set[str]]) -> bool:
+    """Pure: does the passage name one of the question's key concepts?
+
+    A vocabulary name of a key concept must occur in the passage as whole words (after
+    NFKC + casefold; CJK names as substrings). Cheaper than grounding every gold passage
+    with QuickUMLS, which dominated the build at paper scale, and stricter."""
+    words = _words(passage)
+    flat = normalize(passage)
+    for cui in key_cuis:
+        for name in names.get(cui, ()):
+            if name.isascii() or " " in name:
+                if f" {name} " in words:
+                    return True
+            elif name in flat and len(name) >= 2:
+                return True
+    return False
+
+
+def names_of(atoms_paths: list[str], cuis: set[str]) -> dict[str, set[str]]:
+    names: dict[str, set[str]] = {}
+    wanted = pa.array(sorted(cuis), pa.string())
+    for path in atoms_paths:
+        t = pq.read_table(path, columns=["cui", "str"])
+        t = t.filter(pc.is_in(t["cui"], value_set=wanted))
+        for cui, text in zip(t["cui"].to_pylist(), t["str"].to_pylist()):
+            name = _words(text).strip()
+            if len(name) >= 3 or (name and not name.isascii()):
+                names.setdefault(cui, set()).add(name)
+    return names
+
+
+def ground_shard(shard: str, corpus: dict[str, str], vocab: dict, languages: dict[str, dict],
+                 key_groups: list[str], min_score: float, threshold: float, window: int, cache_root: str, out_path: str) -> str:
+    """`vocab` needs "concepts" and "atoms_by_lang" for the shard's languages and English
+    only: the task's cache key then ignores languages the shard does not use."""
+    items = pq.read_table(shard).to_pylist()
+    concepts = pq.read_table(vocab["concepts"], columns=["cui", "group"])
+    group_of = dict(zip(concepts["cui"].to_pylist(), concepts["group"].to_pylist()))
+    passages: dict[str, str] = {}
+    needed = {pid for it in items for pid in it["passage_ids"]}
+    for task_corpus in corpus.values():
+        t = pq.read_table(task_corpus)
+        t = t.filter(pc.is_in(t["id"], value_set=pa.array(sorted(needed), pa.string())))
+        passages.update({i: f"{ti}. {tx}" for i, ti, tx in zip(t["id"].to_pylist(), t["title"].to_pylist(), t["text"].to_pylist())})
+
+    def ground(code: str, text: str) -> list[dict]:
+        args = (vocab["atoms_by_lang"][code], json.dumps(languages[code], sort_keys=True), cache_root, threshold, window)
+        with GROUNDERS.use(grounder_key(*args), lambda: build_grounder(*args)) as grounder:
+            return [m.as_dict() for m in grounder.ground(text)]
+
+    grounded = []
+    for it in items:
+        native = ground(it["lang"], it["text"])
+        if it["lang"] == "en":
+            pivot = native
+        else:
+            pivot = ground("en", it["pivot"]) if it["pivot"] else []
+        grounded.append((it, native, pivot, key_concepts(native + pivot, group_of, set(key_groups), min_score)))
+    names = names_of(sorted(vocab["atoms_by_lang"].values()), {c for *_, keys in grounded for c in keys})
+    rows = []
+    for it, native, pivot, keys in grounded:
+        rows.append({
+            "id": it["id"],
+            "mentions": json.dumps({"native": native, "pivot": pivot}, ensure_ascii=False, sort_keys=True),
+            "key_cuis": keys,
+            "answerable": any(answerable(keys, passages.get(pid, ""), names) for pid in it["passage_ids"]),
+        })
+    write_parquet(pa.Table.from_pylist(rows, schema=GROUNDED_SCHEMA), Path(out_path))
+    return out_path

@@ -1,0 +1,150 @@
+"""Stage: assemble the release folder from the allocation, audit it, then publish it.
+
+Written into a temporary sibling folder and renamed only after the audit passes, so a
+release is never half-written. An existing release is never overwritten: rebuilding the
+same version with identical content is a no-op, different content is an error.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+from collections import Counter
+from pathlib import Path
+
+import pyarrow.parquet as pq
+
+from common.version import __version__, code_fingerprint, code_version
+from schemas.config import LoadedConfig
+from common.errors import InputError
+from common.jsonio import atomic_write, sha256_file
+from tasks.audit.stage import audit_release, report_markdown
+from tasks.release.card import write_card
+from tasks.release.writers import file_entries, write_build_report, write_cells, write_confusion_sets
+from umls.rrf import read_rrf_table
+
+
+def sources_srl(rrf_dir: Path, atoms_path: str) -> dict[str, int]:
+    used = set(pq.read_table(atoms_path, columns=["sab"])["sab"].to_pylist())
+    if not (rrf_dir / "MRCONSO.RRF").exists():  # an OBO vocabulary: open ontologies, SRL 0
+        from umls.obo_vocabulary import sources_srl as obo_srl
+
+        levels = obo_srl()
+        return {sab: levels.get(sab, 0) for sab in sorted(used)}
+    mrsab = rrf_dir / "MRSAB.RRF"
+    if not mrsab.exists():
+        return {sab: 0 for sab in sorted(used)}
+    tb = read_rrf_table(mrsab, ["RSAB", "SRL"])
+    levels = dict(zip(tb["RSAB"].to_pylist(), (int(x) for x in tb["SRL"].to_pylist())))
+    return {sab: levels.get(sab, 9) for sab in sorted(used)}
+
+
+def _realization_note(cell: str, counts: dict, quota: int) -> str:
+    c = counts[cell]
+    prov = ", ".join(f"{k}" for k in c["provenance"]) or "nothing"
+    if c["queries"] >= quota:
+        return f"full ({c['queries']}/{quota}) from {prov}"
+    if c["queries"] == 0:
+        return f"empty (0/{quota}): no native source, vocabulary atom or translation for this cell offline"
+    return f"short ({c['queries']}/{quota}): only {prov} available offline"
+
+
+def _merge_base(base: Path, tmp: Path, new_languages: list[str], counts: dict) -> dict:
+    """Carry the base release's cells over unchanged and merge its confusion sets."""
+    base_manifest = json.loads((base / "manifest.json").read_text(encoding="utf-8"))
+    for cell, c in base_manifest["cells"].items():
+        task, lang = cell.split("/")
+        shutil.copytree(base / task / lang, tmp / task / lang)
+        counts[cell] = {k: v for k, v in c.items() if k != "realization"}
+    new_sets = [json.loads(l) for l in (tmp / "cd" / "confusion_sets.jsonl").read_text(encoding="utf-8").splitlines()]
+    old_sets = [json.loads(l) for l in (base / "cd" / "confusion_sets.jsonl").read_text(encoding="utf-8").splitlines()]
+    merged = sorted(old_sets + new_sets, key=lambda r: r["set_id"])
+    write_confusion_sets(merged, tmp / "cd")
+    return {"base_version": base_manifest["version"], "base_build_id": base_manifest["build_id"],
+            "added_languages": new_languages,
+            "added_cells": sorted(f"{t}/{l}" for t in ("xqa", "cd", "evidence") for l in new_languages),
+            "unchanged_cells": sorted(base_manifest["cells"])}
+
+
+def _published(final: Path, build_id: str) -> dict | None:
+    """The published manifest of this version if it has this build id, else None. Its audit
+    passed when it was published and the build is deterministic, so a rebuild with nothing
+    changed only checks the published files against their manifest hashes instead of
+    rewriting and re-auditing them (minutes at paper scale); `mmedbench audit` re-runs
+    every check on demand."""
+    try:
+        manifest = json.loads((final / "manifest.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return manifest if manifest.get("build_id") == build_id else None
+
+
+def assemble_release(loaded: LoadedConfig, inputs: dict[str, Path], vocab: dict, src: dict, alloc: dict,
+                     version: str, release_root: Path, base: Path | None = None, new_languages: list[str] | None = None) -> dict:
+    """Write, audit and publish a release. With `base`, only `new_languages` are written from
+    the allocation; every other cell is the base release's, byte for byte."""
+    cfg = loaded.config
+    final = release_root / version
+    release_root.mkdir(parents=True, exist_ok=True)
+    tmp = release_root / f".tmp-{version}-{os.getpid()}"
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    tmp.mkdir()
+    try:
+        config_dump = cfg.model_dump(mode="json") | {"version": version}
+        input_hashes = {rel: sha256_file(p) for rel, p in sorted(inputs.items())}
+        cv = code_version()
+        # the source fingerprint too: an uncommitted edit must not pass for the published build
+        build_id = hashlib.sha256(json.dumps([config_dump, input_hashes, cv, code_fingerprint()], sort_keys=True).encode()).hexdigest()
+        if final.exists():
+            published = _published(final, build_id)
+            if published is None:
+                raise InputError(final, "a different release with this version exists; releases are never overwritten (use --version)")
+            if file_entries(final) != published["files"]:
+                raise InputError(final, "the published release no longer matches its own manifest "
+                                        "(a file changed after publishing); run mmedbench audit on it")
+            shutil.rmtree(tmp)
+            return {"release": str(final), "status": "unchanged", "cells": published["cells"], "audit_passed": True}
+        languages = new_languages if base is not None else cfg.languages
+        counts = write_cells(alloc["assignments"], src["corpora"], vocab, languages, cfg.splits.dev_fraction, tmp)
+        changes = _merge_base(base, tmp, languages, counts) if base is not None else None
+        quotas = {"xqa": cfg.tasks.xqa.quota, "evidence": cfg.tasks.evidence.quota, "cd": cfg.tasks.cd.quota}
+        report = write_build_report(alloc["dropped"], alloc["gates"], counts, quotas, tmp)
+        empty = sorted(c for c, v in counts.items() if v["queries"] == 0)
+        if empty and not cfg.allow_empty_cells:
+            task, lang = empty[0].split("/")
+            where = ", ".join(cfg.translation.memory) or str(loaded.path)
+            raise InputError(where, f"cell {empty[0]} is empty: no {task} item or concept can be realized in {lang!r} "
+                             f"(translation-memory miss for every candidate, no native text, no vocabulary atom; "
+                             f"add memory entries or configure an engine)")
+        for cell in counts:
+            counts[cell]["realization"] = _realization_note(cell, counts, quotas[cell.split("/")[0]])
+        manifest = {
+            "version": version, "build_id": build_id, "code_version": cv, "config": config_dump, "inputs": input_hashes,
+            "languages": {l.code: l.model_dump(mode="json") for l in loaded.languages},
+            "sources_srl": sources_srl(loaded.resolve(cfg.vocabulary.path), vocab["atoms"]),
+            "cells": counts, "dropped": report["dropped_by_reason"], "files": {},
+        }
+        if changes is not None:
+            manifest["changes"] = changes
+        write_card(manifest, report, tmp)
+        manifest["files"] = file_entries(tmp)
+        with atomic_write(tmp / "manifest.json") as fh:
+            fh.write(json.dumps(manifest, ensure_ascii=False, sort_keys=True, indent=2) + "\n")
+        audit = audit_release(tmp, name=version)
+        with atomic_write(tmp / "audit_report.json") as fh:
+            fh.write(json.dumps(audit.model_dump(mode="json"), ensure_ascii=False, sort_keys=True, indent=2) + "\n")
+        with atomic_write(tmp / "audit_report.md") as fh:
+            fh.write(report_markdown(audit))
+        if not audit.passed:
+            failed = [f"{c.name}: {c.failures[0]}" for c in audit.checks if not c.passed]
+            raise InputError(final, f"the built release fails its audit ({' | '.join(failed)}); nothing was published")
+        tmp.rename(final)
+    except BaseException:
+        if tmp.exists():
+            shutil.rmtree(tmp)
+        raise
+    return {"release": str(final), "status": "written", "cells": counts, "audit_passed": True,
+            "dropped": dict(Counter(report["dropped_by_reason"]))}

@@ -1,0 +1,157 @@
+"""Stage: write a release folder (BEIR cells, confusion sets, parquet copies, card, manifest).
+
+Everything is written into a temporary folder beside the final one and renamed into
+place only after the audit passes: a release is never half-written or overwritten.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import Counter, defaultdict
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from common.jsonio import atomic_write, dumps, sha256_file
+from schemas.records import TASKS
+from common.parquet import write_parquet
+
+UNHASHED = {"manifest.json", "audit_report.json", "audit_report.md"}
+MAX_SYNONYMS = 8
+
+
+def split_of(item_id: str, dev_fraction: float) -> str:
+    """Stable across versions: depends on the id alone (not on the seed or the data)."""
+    if dev_fraction <= 0:
+        return "test"
+    h = int(hashlib.sha256(f"split:{item_id}".encode()).hexdigest()[:15], 16) / 16**15
+    return "dev" if h < dev_fraction else "test"
+
+
+def _write_jsonl(path: Path, rows: list[dict]) -> None:
+    with atomic_write(path) as fh:
+        for r in rows:
+            fh.write(dumps(r) + "\n")
+
+
+def _write_qrels(path: Path, rows: list[tuple[str, str, int]]) -> None:
+    with atomic_write(path) as fh:
+        fh.write("query-id\tcorpus-id\tscore\n")
+        for q, d, s in rows:
+            fh.write(f"{q}\t{d}\t{s}\n")
+
+
+def concept_entry(cui: str, name: str, definition: str, synonyms: list[str]) -> dict:
+    syn = [s for s in synonyms if s.casefold() != name.casefold()][:MAX_SYNONYMS]
+    text = definition.strip()
+    if syn:
+        text = (text + " " if text else "") + "Synonyms: " + "; ".join(syn) + "."
+    return {"_id": cui, "title": name, "text": text or name}
+
+
+def write_cells(assignments: str, corpora: dict[str, str], vocab: dict[str, str], languages: list[str],
+                dev_fraction: float, out_dir: Path) -> dict[str, dict]:
+    """Write every cell; return per-cell counts."""
+    rows = pq.read_table(assignments).to_pylist()
+    by_cell: dict[tuple[str, str], list[dict]] = defaultdict(list)
+    for r in rows:
+        by_cell[(r["task"], r["lang"])].append(r)
+    concepts = pq.read_table(vocab["concepts"])
+    info = {c: (n, d) for c, n, d in zip(concepts["cui"].to_pylist(), concepts["name_en"].to_pylist(), concepts["definition"].to_pylist())}
+    atoms = pq.read_table(vocab["atoms"], columns=["cui", "lang", "str"])
+    en = atoms.filter(pc.equal(atoms["lang"], "en"))
+    synonyms: dict[str, list[str]] = defaultdict(list)
+    for c, s in zip(en["cui"].to_pylist(), en["str"].to_pylist()):
+        synonyms[c].append(s)
+    corpus_rows = {task: pq.read_table(p).to_pylist() for task, p in corpora.items()}
+    counts: dict[str, dict] = {}
+    confusion = []
+    for task in TASKS:
+        for lang in languages:
+            cell = by_cell.get((task, lang), [])
+            d = out_dir / task / lang
+            queries = [{"_id": r["id"], "text": r["text"], "lang": lang, "cuis": r["cuis"], "pivot_text": r["pivot"],
+                        "provenance": r["provenance"], "split": split_of(r["id"], dev_fraction)} for r in cell]
+            if task == "cd":
+                cuis = sorted({c for r in cell for c in r["cuis"] + r["distractor_cuis"]})
+                docs = [concept_entry(c, info[c][0], info[c][1], synonyms[c]) for c in cuis]
+                qrels = sorted((r["id"], r["cuis"][0], 1) for r in cell)
+                confusion += [{"set_id": r["id"], "lang": lang, "tier": r["tier"], "target_cui": r["cuis"][0],
+                               "distractor_cuis": sorted(r["distractor_cuis"])} for r in cell]
+            else:
+                docs = [{"_id": p["id"], "title": p["title"], "text": p["text"]} for p in corpus_rows[task]]
+                qrels = sorted((r["id"], pid, 1) for r in cell for pid in r["passage_ids"])
+            queries.sort(key=lambda q: q["_id"])
+            docs.sort(key=lambda x: x["_id"])
+            split = {q["_id"]: q["split"] for q in queries}
+            _write_jsonl(d / "corpus.jsonl", docs)
+            _write_jsonl(d / "queries.jsonl", queries)
+            _write_qrels(d / "qrels" / "test.tsv", [q for q in qrels if split[q[0]] == "test"])
+            if dev_fraction > 0:
+                _write_qrels(d / "qrels" / "dev.tsv", [q for q in qrels if split[q[0]] == "dev"])
+            write_parquet(pa.Table.from_pylist(docs, schema=pa.schema([("_id", pa.string()), ("title", pa.string()), ("text", pa.string())])), d / "corpus.parquet")
+            write_parquet(pa.Table.from_pylist(queries, schema=pa.schema([
+                ("_id", pa.string()), ("text", pa.string()), ("lang", pa.string()), ("cuis", pa.list_(pa.string())),
+                ("pivot_text", pa.string()), ("provenance", pa.string()), ("split", pa.string())])), d / "queries.parquet")
+            write_parquet(pa.table({"query-id": [q[0] for q in qrels], "corpus-id": [q[1] for q in qrels],
+                                    "score": pa.array([q[2] for q in qrels], pa.int32()),
+                                    "split": [split[q[0]] for q in qrels]}), d / "qrels.parquet")
+            counts[f"{task}/{lang}"] = {
+                "queries": len(queries), "documents": len(docs), "qrels": len(qrels),
+                "dev_queries": sum(1 for q in queries if q["split"] == "dev"),
+                "provenance": dict(sorted(Counter(q["provenance"] for q in queries).items())),
+            }
+    write_confusion_sets(confusion, out_dir / "cd")
+    return counts
+
+
+def write_confusion_sets(rows: list[dict], cd_dir: Path) -> None:
+    rows = sorted(rows, key=lambda r: r["set_id"])
+    _write_jsonl(cd_dir / "confusion_sets.jsonl", rows)
+    write_parquet(pa.Table.from_pylist(rows, schema=pa.schema([
+        ("set_id", pa.string()), ("lang", pa.string()), ("tier", pa.string()), ("target_cui", pa.string()),
+        ("distractor_cuis", pa.list_(pa.string()))])), cd_dir / "confusion_sets.parquet")
+
+
+def write_build_report(dropped: str, gates: str, counts: dict, quotas: dict[str, int], out_dir: Path) -> dict:
+    drops = pq.read_table(dropped).to_pylist()
+    reasons = Counter(d["reason"].split(" (")[0].split(" of ")[0] for d in drops)
+    gate_counts = {r["id"]: int(r["reason"]) for r in pq.read_table(gates).to_pylist()}
+    short = {}
+    for cell, c in counts.items():
+        quota = quotas[cell.split("/")[0]]
+        if c["queries"] < quota:
+            short[cell] = f"{c['queries']}/{quota}: sources, translation memory or concepts ran out (see dropped)"
+    report = {
+        "dropped": drops,
+        "dropped_by_reason": dict(sorted(reasons.items())),
+        "gate_rejections": gate_counts,
+        "cells_short_of_quota": short,
+    }
+    with atomic_write(out_dir / "build_report.json") as fh:
+        fh.write(json.dumps(report, ensure_ascii=False, sort_keys=True, indent=2) + "\n")
+    return report
+
+
+def jsonl_rows(path: Path) -> int:
+    with open(path, "rb") as fh:
+        return sum(1 for _ in fh)
+
+
+def file_entries(out_dir: Path) -> dict[str, dict]:
+    files = {}
+    for p in sorted(out_dir.rglob("*")):
+        rel = p.relative_to(out_dir).as_posix()
+        if not p.is_file() or rel in UNHASHED:
+            continue
+        entry = {"sha256": sha256_file(p), "bytes": p.stat().st_size}
+        if p.suffix == ".jsonl":
+            entry["rows"] = jsonl_rows(p)
+        elif p.suffix == ".tsv":
+            entry["rows"] = jsonl_rows(p) - 1
+        elif p.suffix == ".parquet":
+            entry["rows"] = pq.ParquetFile(p).metadata.num_rows
+        files[rel] = entry
+    return files

@@ -1,0 +1,1 @@
+"""Stage 1, sources: every configured source (adapters/) read into sharded item tables and per-task corpora."""

@@ -1,0 +1,72 @@
+"""Stage: read every configured source into sharded item tables and per-task corpora."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow as pa
+
+from common.errors import InputError
+from tasks.sources.adapters import ADAPTERS
+from tasks.sources.passages import read_passages
+from common.parquet import write_parquet
+
+ITEM_SCHEMA = pa.schema([
+    ("id", pa.string()), ("task", pa.string()), ("lang", pa.string()), ("text", pa.string()), ("pivot", pa.string()),
+    ("passage_ids", pa.list_(pa.string())),
+])
+CORPUS_SCHEMA = pa.schema([("id", pa.string()), ("title", pa.string()), ("text", pa.string())])
+
+
+def load_sources(sources: list[dict], background: list[dict], languages: list[str], shard_size: int, out_dir: Path) -> dict:
+    """Validate all sources; write items-NNNNN.parquet shards and corpus-<task>.parquet.
+
+    Returns {"shards": [...paths], "shard_langs": [[native languages of each shard]],
+    "corpora": {task: path}, "items": n}.
+    """
+    out_dir = Path(out_dir)
+    items: dict[str, dict] = {}
+    where: dict[str, str] = {}
+    corpus: dict[str, dict[str, tuple[str, str, str]]] = {"xqa": {}, "evidence": {}}
+
+    def add_passage(task: str, pid: str, title: str, text: str, origin: str) -> None:
+        prev = corpus[task].get(pid)
+        if prev is not None and prev[:2] != (title, text):
+            raise InputError(origin, f"passage id {pid!r} reused with different text (first in {prev[2]})", field="passages.id")
+        corpus[task].setdefault(pid, (title, text, origin))
+
+    for src in sources:
+        path = Path(src["path"])
+        adapter = ADAPTERS[src["format"]]
+        for n, item in enumerate(adapter(path, set(languages), **src.get("options", {})), start=1):
+            if item.id in items:
+                raise InputError(path, f"duplicate item id {item.id!r} (first in {where[item.id]})", field="id")
+            where[item.id] = f"{path.name}"
+            items[item.id] = {
+                "id": item.id, "task": item.task, "lang": item.lang, "text": item.text,
+                # None for a non-English source with no English text: it stays in its language
+                "pivot": item.pivot if item.lang != "en" else item.text,
+                "passage_ids": sorted(p.id for p in item.passages),
+            }
+            for p in item.passages:
+                add_passage(item.task, p.id, p.title, p.text, f"{path.name}:{item.id}")
+    for bg in background:
+        path = Path(bg["path"])
+        for p in read_passages(path):
+            add_passage(bg["task"], p.id, p.title, p.text, path.name)
+    if not items:
+        raise InputError(sources[0]["path"], "no items in any source")
+    ordered = [items[k] for k in sorted(items)]
+    shards, shard_langs = [], []
+    for i in range(0, len(ordered), shard_size):
+        p = out_dir / f"items-{i // shard_size:05d}.parquet"
+        chunk = ordered[i : i + shard_size]
+        write_parquet(pa.Table.from_pylist(chunk, schema=ITEM_SCHEMA), p)
+        shards.append(str(p))
+        shard_langs.append(sorted({it["lang"] for it in chunk}))
+    corpora = {}
+    for task, docs in corpus.items():
+        rows = [{"id": k, "title": v[0], "text": v[1]} for k, v in sorted(docs.items())]
+        p = out_dir / f"corpus-{task}.parquet"
+        write_parquet(pa.Table.from_pylist(rows, schema=CORPUS_SCHEMA), p)
+        corpora[task] = str(p)
+    return {"shards": shards, "shard_langs": shard_langs, "corpora": corpora, "items": len(ordered)}

@@ -1,0 +1,125 @@
+"""Language identification backends for the langid gate.
+
+Every backend answers in langdetect's vocabulary (lower-case ISO 639-1; 'zh-cn'/'zh-tw' for
+Chinese; 'no' for Norwegian), so the registry's `detector_codes` and the script table in
+tasks.translation.gates apply whichever backend runs. Answers are deterministic: langdetect is seeded,
+lingua is deterministic by construction. Neither backend touches the network: langdetect
+reads its profiles from its package, lingua's models are compiled into its wheel.
+
+    langdetect     langdetect 1.0.9, 55 languages (the project's required dependency)
+    lingua         lingua-language-detector, all 75 languages, high-accuracy mode
+    lingua-subset  lingua restricted to LINGUA_SUBSET: the six benchmark languages plus
+                   the languages they are most easily confused with, plus any `languages`
+                   the caller names (pass the expected language: a registry language
+                   outside the subset could otherwise never be answered, and its texts
+                   would be called the nearest subset language)
+
+See docs/langid.md for the measured comparison (benchmarks/langid_eval.py).
+"""
+from __future__ import annotations
+
+import importlib.util
+import threading
+from collections.abc import Iterable
+from functools import lru_cache
+
+BACKENDS = ("langdetect", "lingua", "lingua-subset")
+DEFAULT_BACKEND = "langdetect"
+
+# The six benchmark languages, then confusables: ko (Hanja in medical text), de/it/pt/nl
+# (Latin script, shared medical vocabulary), uk/bg (Cyrillic).
+LINGUA_SUBSET = ("en", "zh", "ja", "fr", "ru", "es", "ko", "de", "it", "pt", "uk", "bg", "nl")
+
+# lingua's ISO 639-1 codes that langdetect spells differently; the rest are identical.
+# lingua has one Chinese; "zh-cn" is the code langdetect gives simplified Chinese.
+_FROM_LINGUA = {"zh": "zh-cn", "nb": "no", "nn": "no"}
+
+_PACKAGES = {"langdetect": "langdetect", "lingua": "lingua", "lingua-subset": "lingua"}
+
+
+def available_backends() -> list[str]:
+    """The backends whose package is installed, in BACKENDS order."""
+    return [b for b in BACKENDS if importlib.util.find_spec(_PACKAGES[b]) is not None]
+
+
+def detect(text: str, backend: str = DEFAULT_BACKEND, languages: Iterable[str] = ()) -> str | None:
+    """The language of `text` as a langdetect-style code, or None when there is no answer
+    (no letters, or the backend cannot decide).
+
+    `languages`: registry codes ('pt', 'zh-cn', 'pt-BR') lingua-subset must also consider;
+    the other backends already know every language they can answer."""
+    if backend == "langdetect":
+        return _detect_langdetect(text)
+    if backend == "lingua":
+        return _detect_lingua(text, None)
+    if backend == "lingua-subset":
+        extra = {c.split("-")[0].lower() for c in languages} - set(LINGUA_SUBSET)
+        return _detect_lingua(text, LINGUA_SUBSET + tuple(sorted(extra)))
+    raise ValueError(f"unknown language-ID backend {backend!r}; known: {', '.join(BACKENDS)}")
+
+
+# Both libraries load lazily into process-wide state; builds run gates from several threads.
+_LOCK = threading.Lock()
+
+
+@lru_cache(maxsize=1)
+def _langdetect():
+    from langdetect import DetectorFactory, detector_factory
+
+    DetectorFactory.seed = 0  # langdetect is randomised; a fixed seed makes it repeatable
+    # two threads loading langdetect's global profile factory at once leave it half-loaded
+    # (Spanish answered "ro" or "ca"): load it once, under the lock
+    with _LOCK:
+        detector_factory.init_factory()
+    from langdetect import detect_langs
+    from langdetect.lang_detect_exception import LangDetectException
+
+    return detect_langs, LangDetectException
+
+
+def _detect_langdetect(text: str) -> str | None:
+    detect_langs, error = _langdetect()
+    try:
+        langs = detect_langs(text)
+    except error:  # "No features in text": nothing a profile can score
+        return None
+    return langs[0].lang if langs else None
+
+
+@lru_cache(maxsize=16)
+def lingua_detector(codes: tuple[str, ...] | None = None):
+    """A lingua detector for the ISO 639-1 `codes` (None: every language), built once per
+    set of codes. Models load lazily per language on first use and stay loaded (they are
+    shared between detectors) for the life of the process."""
+    try:
+        from lingua import IsoCode639_1, LanguageDetectorBuilder
+    except ImportError as exc:
+        raise ImportError("the lingua backends need lingua-language-detector: pip install lingua-language-detector") from exc
+    if codes is None:
+        builder = LanguageDetectorBuilder.from_all_languages()
+    else:
+        unknown = [c for c in codes if not _lingua_knows(IsoCode639_1, c)]
+        if unknown:
+            raise ValueError(f"lingua has no model for {', '.join(unknown)}; use the langdetect backend for it")
+        isos = [IsoCode639_1.from_str(c) for c in codes]
+        if len(isos) < 2:
+            raise ValueError("lingua needs at least two languages to choose between")
+        builder = LanguageDetectorBuilder.from_iso_codes_639_1(*isos)
+    with _LOCK:  # lru_cache does not stop two threads building at once; build one at a time
+        return builder.build()
+
+
+def _lingua_knows(iso_enum, code: str) -> bool:
+    try:
+        iso_enum.from_str(code)
+    except ValueError:
+        return False
+    return True
+
+
+def _detect_lingua(text: str, codes: tuple[str, ...] | None) -> str | None:
+    lang = lingua_detector(codes).detect_language_of(text)
+    if lang is None:
+        return None
+    code = lang.iso_code_639_1.name.lower()
+    return _FROM_LINGUA.get(code, code)

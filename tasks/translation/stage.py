@@ -1,0 +1,98 @@
+"""Stage: how can each item be said in each build language?
+
+Order of sources (DESIGN.md §3): native text; for English, the item's pivot; the
+translation memory. Every non-native text passes the gates first; a rejection is kept
+with its reason so the release's quality report can count it.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from schemas.config import Language
+from tasks.translation.gates import text_gates, translation_gates
+from tasks.translation.memory import TranslationMemory
+from common.jsonio import write_jsonl
+from common.parquet import write_parquet
+
+REALIZED_SCHEMA = pa.schema([
+    ("id", pa.string()), ("lang", pa.string()), ("text", pa.string()), ("provenance", pa.string()), ("rejected", pa.string()),
+])
+PROVENANCE_OF_STATUS = {
+    "human-translated": "human-translated",
+    "machine-translated": "machine-translated",
+    "machine-translated and verified": "machine-translated and verified",
+}
+
+
+def realize_item(item: dict, languages: dict[str, Language], tm: TranslationMemory, targets: list[str] | None = None,
+                 backend: str | None = None) -> list[dict]:
+    """Pure: one row per target language (default: every language given), accepted
+    (rejected=None) or with the reason. `languages` must hold the item's own language and en."""
+    rows = []
+    src_lang = languages["en"]
+    for code in targets or list(languages):
+        lang = languages[code]
+        if code == item["lang"]:
+            reasons = text_gates(item["text"], lang, backend)
+            rows.append({"id": item["id"], "lang": code, "text": item["text"], "provenance": "native",
+                         "rejected": "; ".join(reasons) or None})
+            continue
+        if not item["pivot"]:
+            rows.append({"id": item["id"], "lang": code, "text": "", "provenance": "", "rejected": "no English pivot"})
+            continue
+        if code == "en":
+            reasons = translation_gates(item["text"], item["pivot"], languages[item["lang"]], lang, backend)
+            rows.append({"id": item["id"], "lang": code, "text": item["pivot"], "provenance": "human-translated",
+                         "rejected": "; ".join(reasons) or None})
+            continue
+        entry = tm.lookup(item["pivot"], "en", code)
+        if entry is None:
+            rows.append({"id": item["id"], "lang": code, "text": "", "provenance": "", "rejected": "no translation in memory"})
+            continue
+        reasons = translation_gates(item["pivot"], entry.target, src_lang, lang, backend)
+        rows.append({"id": item["id"], "lang": code, "text": entry.target, "provenance": PROVENANCE_OF_STATUS[entry.status],
+                     "rejected": "; ".join(reasons) or None})
+    return rows
+
+
+def realize_shard(shard: str, target: str, languages: dict[str, dict], memory: list[str], out_path: str,
+                  langid_backend: str | None = None) -> str:
+    """One shard into one target language: adding a language adds tasks, changes none."""
+    langs = {k: Language.model_validate(v) for k, v in languages.items()}
+    tm = TranslationMemory.from_files([Path(p) for p in memory])
+    rows = []
+    for item in pq.read_table(shard).to_pylist():
+        rows.extend(realize_item(item, langs, tm, [target], langid_backend))
+    write_parquet(pa.Table.from_pylist(rows, schema=REALIZED_SCHEMA), Path(out_path))
+    return out_path
+
+
+def split_memory(memory: list[str], targets: list[str], out_dir: str) -> dict[str, str]:
+    """Translation-memory entries by target language, one canonical file each, so that a
+    realize task depends only on its own language's entries."""
+    from pydantic import ValidationError
+
+    from common.errors import InputError
+    from common.jsonio import read_jsonl
+    from schemas.records import Translation
+
+    by_target: dict[str, list[dict]] = {t: [] for t in targets}
+    for path in memory:
+        for line, obj in read_jsonl(Path(path)):
+            try:
+                entry = Translation(**obj)
+            except ValidationError as exc:
+                err = exc.errors()[0]
+                raise InputError(path, err["msg"], line=line, field=".".join(map(str, err["loc"])) or None) from None
+            if entry.target_lang in by_target:
+                by_target[entry.target_lang].append(entry.model_dump())
+    out = {}
+    for target, rows in by_target.items():
+        p = Path(out_dir) / f"memory-{target}.jsonl"
+        rows.sort(key=lambda r: (r.get("source", ""), r.get("source_lang", ""), r.get("engine", ""), r.get("status", ""), r.get("target", "")))
+        write_jsonl(p, rows)
+        out[target] = str(p)
+    return out
