@@ -109,7 +109,7 @@ def run_stages(loaded: LoadedConfig, work: str, runs: Counter, targets: list[str
         item_shards=src["shards"], grounded=grounded, realized=realized, vocab=vocab, languages=langs, memory=memory,
         quotas={"xqa": cfg.tasks.xqa.quota, "evidence": cfg.tasks.evidence.quota, "cd": cfg.tasks.cd.quota},
         distractors=cfg.tasks.cd.distractors, key_groups=g.key_groups, dedup=cfg.dedup.model_dump(), seed=cfg.seed,
-        work_dir=work, langid_backend=cfg.langid_backend)
+        work_dir=work, langid_backend=cfg.langid_backend, overlap_scope=cfg.overlap.scope)
     if base_release:
         alloc_params.update(base_release=base_release, new_languages=targets)
     alloc = runs.future(pt.allocate.submit(**alloc_params))

@@ -86,8 +86,8 @@ def realize_shard(out, *, shard, target, languages, memory, work_dir, langid_bac
 
 @stage("allocate")
 def allocate(out, *, item_shards, grounded, realized, vocab, languages, memory, quotas, distractors, key_groups, dedup, seed,
-             work_dir, base_release=None, new_languages=None, langid_backend=None):
+             work_dir, base_release=None, new_languages=None, langid_backend=None, overlap_scope="all"):
     from tasks.allocation.stage import allocate_cells
 
     return allocate_cells(item_shards, grounded, realized, vocab, languages, memory, quotas, distractors, key_groups, dedup,
-                          seed, str(out), base_release, new_languages, langid_backend)
+                          seed, str(out), base_release, new_languages, langid_backend, overlap_scope)

@@ -95,6 +95,13 @@ class SplitsConfig(_Model):
     dev_fraction: float = Field(0.0, ge=0, lt=1)
 
 
+class OverlapConfig(_Model):
+    # "key": each query's key concepts (a cd set's target) belong to one cell; "all": every
+    # concept in any role (key concept, set target, distractor) belongs to one cell
+    # (ARCHITECTURE.md, "overlap scope", for the measured choice of the default)
+    scope: Literal["key", "all"] = "all"
+
+
 class BuildSettings(_Model):
     shard_size: int = Field(2000, ge=1)
 
@@ -112,6 +119,7 @@ class BuildConfig(_Model):
     translation: TranslationConfig = TranslationConfig()
     grounding: GroundingConfig = GroundingConfig()
     dedup: DedupConfig = DedupConfig()
+    overlap: OverlapConfig = OverlapConfig()
     tasks: TasksConfig
     splits: SplitsConfig = SplitsConfig()
     build: BuildSettings = BuildSettings()

@@ -174,3 +174,43 @@ def test_cli_audit_exit_codes(release_copy):
     p.write_text(p.read_text().replace('"lang":"en"', '"lang":"fr"', 1))
     bad = CliRunner().invoke(app, ["audit", str(release_copy)])
     assert bad.exit_code == 1 and "FAILED" in bad.output
+
+
+def test_trivial_match_fails_when_a_cd_query_is_its_entry_title(release_copy):
+    p = release_copy / "cd" / "fr" / "queries.jsonl"
+    rows = _rows(p)
+    corpus = {d["_id"]: d for d in _rows(release_copy / "cd" / "fr" / "corpus.jsonl")}
+    rows[0]["text"] = corpus[rows[0]["cuis"][0]]["title"].upper()  # case does not hide it
+    _write_rows(p, rows)
+    _resign(release_copy)
+    assert "trivial_match" in _failed(release_copy)
+
+
+def test_trivial_match_fails_when_a_cd_query_stands_in_its_entry_text(release_copy):
+    p = release_copy / "cd" / "en" / "queries.jsonl"
+    rows = _rows(p)
+    c = release_copy / "cd" / "en" / "corpus.jsonl"
+    corpus = _rows(c)
+    target = next(d for d in corpus if d["_id"] == rows[0]["cuis"][0])
+    target["text"] += f" Also called {rows[0]['text']}."
+    _write_rows(c, corpus)
+    _resign(release_copy)
+    assert _failed(release_copy) == {"trivial_match"}
+
+
+def test_concept_overlap_in_scope_all_fails_on_a_distractor_that_is_a_key_concept_elsewhere(release_copy):
+    keys = {c for q in release_copy.glob("*/*/queries.jsonl") for r in _rows(q) for c in r["cuis"]}
+    s = next(s for s in _rows(release_copy / "cd" / "confusion_sets.jsonl") if set(s["distractor_cuis"]) - keys)
+    distractor = sorted(set(s["distractor_cuis"]) - keys)[0]
+    p = release_copy / "xqa" / "en" / "queries.jsonl"
+    rows = _rows(p)
+    rows[0]["cuis"] = sorted(set(rows[0]["cuis"]) | {distractor})
+    _write_rows(p, rows)
+    _resign(release_copy)
+    assert _failed(release_copy) == set()  # scope "key": a distractor is no key concept
+    m = _manifest(release_copy)
+    m["config"]["overlap"] = {"scope": "all"}
+    _resign(release_copy, m)
+    assert _failed(release_copy) == {"concept_overlap"}
+    check = next(c for c in audit_release(release_copy).checks if c.name == "concept_overlap")
+    assert any(f.startswith(f"{distractor}: in cells ") for f in check.failures)
