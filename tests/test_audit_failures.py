@@ -207,10 +207,13 @@ def test_concept_overlap_in_scope_all_fails_on_a_distractor_that_is_a_key_concep
     rows[0]["cuis"] = sorted(set(rows[0]["cuis"]) | {distractor})
     _write_rows(p, rows)
     _resign(release_copy)
-    assert _failed(release_copy) == set()  # scope "key": a distractor is no key concept
+    assert _manifest(release_copy)["config"]["overlap"] == {"scope": "all"}  # the default
+    assert _failed(release_copy) == {"concept_overlap"}
     m = _manifest(release_copy)
+    m["config"]["overlap"] = {"scope": "key"}  # a distractor is no key concept
+    _resign(release_copy, m)
+    assert _failed(release_copy) == set()
     m["config"]["overlap"] = {"scope": "all"}
     _resign(release_copy, m)
-    assert _failed(release_copy) == {"concept_overlap"}
     check = next(c for c in audit_release(release_copy).checks if c.name == "concept_overlap")
     assert any(f.startswith(f"{distractor}: in cells ") for f in check.failures)
