@@ -1,0 +1,70 @@
+"""`mmedbench ground` reads the configured vocabulary through the build's own reader, for
+either format: a UMLS release (rrf) or Disease Ontology + HPO (obo), where a language comes
+from a table beside the others (here German, written by the test)."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from mmedbench.cli import app
+from tests.conftest import ROOT
+from tests.test_obo_vocabulary import BABELON_DE, write_data
+
+
+def _config(tmp_path: Path, fmt: str, vocab: Path, languages: list[str]) -> Path:
+    path = tmp_path / f"{fmt}.toml"
+    path.write_text(f'''version = "0.1.0"
+seed = 1
+languages = {json.dumps(languages)}
+registry = "{ROOT}/configs/languages.toml"
+work_dir = "{tmp_path}/work"
+
+[vocabulary]
+format = "{fmt}"
+path = "{vocab}"
+
+[[sources]]
+format = "sample-jsonl"
+path = "{ROOT}/sources/sample/xqa.jsonl"
+
+[tasks.xqa]
+quota = 1
+[tasks.evidence]
+quota = 1
+[tasks.cd]
+quota = 1
+''', encoding="utf-8")
+    return path
+
+
+def _ground(config: Path, lang: str, text: str):
+    res = CliRunner().invoke(app, ["ground", "--lang", lang, "--config", str(config)], input=text + "\n")
+    return res.exit_code, res.output
+
+
+def test_ground_an_obo_vocabulary_with_a_language_added_by_a_table(tmp_path):
+    data = write_data(tmp_path / "data")
+    (data / "hpo" / "hp-de.babelon.tsv").write_text(BABELON_DE, encoding="utf-8")
+    config = _config(tmp_path, "obo", data, ["en", "fr", "de"])
+    code, out = _ground(config, "de", "Seit Tagen Glitzerfieber.")
+    assert code == 0, out
+    assert json.loads(out) == {"mentions": [{"start": 11, "end": 24, "text": "Glitzerfieber", "cui": "C9000001", "score": 1.0}]}
+    code, out = _ground(config, "fr", "Une fièvre scintillante.")
+    assert code == 0, out
+    assert [m["cui"] for m in json.loads(out)["mentions"]] == ["C9000001"]
+
+
+def test_ground_an_rrf_vocabulary(tmp_path):
+    config = _config(tmp_path, "rrf", ROOT / "umls" / "sample", ["en", "fr"])
+    code, out = _ground(config, "en", "Chronic hypertension.")
+    assert code == 0, out
+    assert [m["cui"] for m in json.loads(out)["mentions"]] == ["C0020538"]
+
+
+def test_ground_a_missing_vocabulary_folder_is_one_line(tmp_path):
+    config = _config(tmp_path, "obo", tmp_path / "nowhere", ["en"])
+    code, out = _ground(config, "en", "x")
+    assert code == 2
+    assert out.strip().startswith("error: ") and "vocabulary folder" in out and len(out.strip().splitlines()) == 1
