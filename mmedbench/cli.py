@@ -106,6 +106,8 @@ def add_language(
         if cell.split("/")[1] in result["added"]:
             c = result["cells"][cell]
             typer.echo(f"  {cell:14s} queries={c['queries']:<5d} documents={c['documents']:<6d} qrels={c['qrels']}")
+    typer.echo("")
+    print_diff(base, Path(result["release"]))
 
 
 @app.command()
@@ -183,10 +185,12 @@ def stats(release: Path = typer.Argument(..., help="A release folder.")) -> None
 
 
 from mmedbench.cli_translate import tmx_export, tmx_import, translate  # noqa: E402  (no Prefect import)
+from mmedbench.cli_diff import diff, print_diff  # noqa: E402
 
 app.command()(translate)
 app.command("tmx-export")(tmx_export)
 app.command("tmx-import")(tmx_import)
+app.command()(diff)
 
 
 def main() -> None:
