@@ -6,10 +6,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from mmedbench.cli import app
-from tests.conftest import ROOT
+from tests.conftest import ROOT, require_shared
 from tests.test_obo_vocabulary import BABELON_DE, write_data
 
 
@@ -68,3 +69,26 @@ def test_ground_a_missing_vocabulary_folder_is_one_line(tmp_path):
     code, out = _ground(config, "en", "x")
     assert code == 2
     assert out.strip().startswith("error: ") and "vocabulary folder" in out and len(out.strip().splitlines()) == 1
+
+
+@pytest.mark.shared
+@pytest.mark.slow
+def test_ground_with_the_real_data_config_in_every_language(tmp_path):
+    """configs/shared-real.toml (an obo vocabulary) grounds in all six languages; Russian has no
+    HPO table, so it finds nothing, without an error."""
+    data = require_shared("hpo", "hp.obo").parents[1]
+    text = (ROOT / "configs" / "shared-real.toml").read_text(encoding="utf-8")
+    text = text.replace('"../../shared/data', f'"{data}').replace('registry = "languages.toml"', f'registry = "{ROOT}/configs/languages.toml"')
+    text = text.replace('work_dir = "../.mmedbench-cache"', f'work_dir = "{tmp_path}/work"')
+    config = tmp_path / "shared-real.toml"
+    config.write_text(text, encoding="utf-8")
+    texts = {"en": "Chronic hypertension.", "zh": "患者有高血压。", "ja": "患者は高血圧である。",
+             "fr": "Une hypertension artérielle.", "es": "Tiene hipertensión arterial.", "ru": "Артериальная гипертензия."}
+    for lang, sentence in texts.items():
+        code, out = _ground(config, lang, sentence)
+        assert code == 0, (lang, out)
+        cuis = [m["cui"] for m in json.loads(out)["mentions"]]
+        if lang == "ru":
+            assert cuis == []
+        else:
+            assert "C0020538" in cuis, (lang, cuis)  # hypertension
