@@ -15,12 +15,43 @@ def _front_matter(text: str) -> dict:
     return yaml.safe_load(text.split("---\n")[1])
 
 
-def test_hub_configs_layout():
-    configs = hub_configs({"cd/fr": ["test", "dev"], "xqa/en": ["test"]})
+def _cell(root, task: str, queries: list[tuple[str, str]], docs: list[str], sets: list[dict]) -> list[str]:
+    """A BEIR cell folder (queries as (id, split)); returns its splits after writing the per-split files."""
+    from tasks.release.hub import write_split_files
+
+    (root / "qrels").mkdir(parents=True)
+    (root / "queries.jsonl").write_text("".join(json.dumps({"_id": q, "text": q, "lang": "fr", "cuis": ["C0000001"],
+                                                            "pivot_text": None, "provenance": "native", "split": s}) + "\n"
+                                                for q, s in queries))
+    for split in ("test", "dev"):
+        (root / "qrels" / f"{split}.tsv").write_text("query-id\tcorpus-id\tscore\n" + "".join(
+            f"{q}\t{docs[0]}\t1\n" for q, s in queries if s == split))
+    import pyarrow as pa
+
+    from common.parquet import write_parquet
+
+    write_parquet(pa.table({"_id": docs, "title": docs, "text": docs}), root / "corpus.parquet")
+    return write_split_files(root, task, sets)
+
+
+def test_hub_configs_layout(tmp_path):
+    from tasks.release.hub import loadable_files
+
+    sets = [{"set_id": "q1", "target_cui": "C1", "distractor_cuis": ["C3", "C2"]}, {"set_id": "q2", "target_cui": "C2", "distractor_cuis": ["C1"]}]
+    assert _cell(tmp_path / "cd" / "fr", "cd", [("q1", "test"), ("q2", "dev")], ["C1", "C2", "C3"], sets) == ["test", "dev"]
+    _cell(tmp_path / "xqa" / "en", "xqa", [("q3", "test")], ["d1"], [])  # no dev query: no dev split in its configs
+    _cell(tmp_path / "xqa" / "es", "xqa", [], ["d1"], [])  # an empty cell: only its corpus loads
+    files = {c: loadable_files(tmp_path / c, c.split("/")[0]) for c in ("cd/fr", "xqa/en", "xqa/es")}
+    configs = hub_configs(files)
     assert [c["config_name"] for c in configs] == ["cd-fr-corpus", "cd-fr-queries", "cd-fr-qrels", "cd-fr-top_ranked",
-                                                   "xqa-en-corpus", "xqa-en-queries", "xqa-en-qrels"]
+                                                   "xqa-en-corpus", "xqa-en-queries", "xqa-en-qrels", "xqa-es-corpus"]
     assert configs[0]["data_files"] == [{"split": "test", "path": "cd/fr/corpus.parquet"}, {"split": "dev", "path": "cd/fr/corpus.parquet"}]
     assert configs[3]["data_files"][1] == {"split": "dev", "path": "cd/fr/top_ranked/dev.parquet"}
+    assert configs[5]["data_files"] == [{"split": "test", "path": "xqa/en/queries/test.parquet"}]
+    import pyarrow.parquet as pq
+
+    assert pq.read_table(tmp_path / "cd/fr/top_ranked/test.parquet").to_pylist() == [{"query-id": "q1", "corpus-ids": ["C1", "C2", "C3"]}]
+    assert pq.read_table(tmp_path / "cd/fr/qrels/dev.parquet").to_pylist() == [{"query-id": "q2", "corpus-id": "C1", "score": 1}]
 
 
 def test_licences_from_the_registry_and_the_config():

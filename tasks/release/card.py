@@ -21,7 +21,7 @@ from common.jsonio import atomic_write
 from common.text import char_shingles, jaccard
 from schemas.records import TASKS, TIERS
 from tasks.release.figures import counts_figure, provenance_figure, tiers_figure
-from tasks.release.hub import cell_splits, configs_yaml, hub_configs
+from tasks.release.hub import configs_yaml, hub_configs, loadable_files
 from tasks.release.licences import hub_licence_ids, licence_rows
 
 ASSETS = "assets"
@@ -148,7 +148,8 @@ def _loading(manifest: dict) -> list[str]:
     return ["## Loading", "",
             "Every cell is a BEIR folder, and every cell is also `datasets` configs in the layout MTEB's retrieval "
             "loader reads: `<task>-<lang>-corpus`, `<task>-<lang>-queries`, `<task>-<lang>-qrels` "
-            "(splits `test`, and `dev` where configured) and, for cd, `cd-<lang>-top_ranked` (each query's candidates).", "",
+            "(splits `test`, and `dev` where configured) and, for cd, `cd-<lang>-top_ranked` (each query's candidates). "
+            "A cell or split without rows has no config: `datasets` cannot load an empty split.", "",
             "With `datasets`:", "", "```python", s["datasets"], "```", "",
             "With MTEB (one evaluation subset per cell; cd is scored as reranking of each query's confusion set):", "",
             "```python", s["mteb"], "```", "",
@@ -173,12 +174,17 @@ def _licences(rows: list[dict]) -> list[str]:
     return lines + [""]
 
 
-def _citation(manifest: dict, rows: list[dict]) -> list[str]:
+def release_bibtex(manifest: dict) -> str:
+    """The release's own BibTeX entry (the card's citation block; the MTEB tasks' citation)."""
     version = manifest["version"]
     key = "mmedbenchir_" + version.replace(".", "_").replace("-", "_")
-    lines = ["## Citation", "", "```bibtex", f"@misc{{{key},", "  title = {MMed-Bench-IR: a multilingual medical retrieval benchmark "
-             "with zero concept overlap between cells},", f"  version = {{{version}}},",
-             f"  note = {{build {manifest['build_id'][:12]}, mmedbench {manifest['code_version']}}}", "}", "```", ""]
+    return "\n".join([f"@misc{{{key},", "  title = {MMed-Bench-IR: a multilingual medical retrieval benchmark "
+                      "with zero concept overlap between cells},", f"  version = {{{version}}},",
+                      f"  note = {{build {manifest['build_id'][:12]}, mmedbench {manifest['code_version']}}}", "}"])
+
+
+def _citation(manifest: dict, rows: list[dict]) -> list[str]:
+    lines = ["## Citation", "", "```bibtex", release_bibtex(manifest), "```", ""]
     refs = sorted({r["ref"] for r in rows if r["ref"]})
     if refs:
         lines += ["Please cite the sources too:", ""] + [f"- {r}" for r in refs] + [""]
@@ -189,7 +195,7 @@ def write_card(manifest: dict, report: dict, out_dir: Path) -> None:
     out_dir = Path(out_dir)
     cfg = manifest["config"]
     cells = manifest["cells"]
-    splits = {cell: cell_splits(out_dir / cell) for cell in cells}
+    files = {cell: loadable_files(out_dir / cell, cell.split("/")[0]) for cell in cells}
     langs = sorted({c.split("/")[1] for c in cells}, key=lambda l: (cfg["languages"] + [l]).index(l))
     sims = tier_similarities(out_dir, langs)
     rows = licence_rows(cfg, manifest.get("sources_srl", {}))
@@ -198,7 +204,7 @@ def write_card(manifest: dict, report: dict, out_dir: Path) -> None:
     provenance_figure(cells, assets / "provenance.png")
     tiers_figure(sims, assets / "tiers.png")
 
-    lines = _front_matter(manifest, hub_licence_ids(rows), hub_configs(splits))
+    lines = _front_matter(manifest, hub_licence_ids(rows), hub_configs(files))
     lines += [f"# MMed-Bench-IR release {manifest['version']}", "",
               "A multilingual medical retrieval benchmark in three tasks (cross-lingual QA retrieval `xqa`, "
               "concept discrimination `cd`, evidence retrieval `evidence`), each a BEIR folder per language. "

@@ -11,6 +11,10 @@ with splits `test`, and `dev` where the cell has `qrels/dev.tsv`. These per-spli
 derived from the cell's BEIR files (queries.jsonl, qrels/<split>.tsv) and the confusion sets,
 so they can be (re)made for any cell folder, including one carried over from an older
 release; BEIR's own files are left exactly as they are.
+
+`datasets` cannot load a split without rows ("corresponds to no data"), so a config lists only
+the splits whose file has rows, and a config with none is left out: an empty cell (real data
+offline, `allow_empty_cells`) has no configs, and the card's cell table says it is empty.
 """
 from __future__ import annotations
 
@@ -18,6 +22,7 @@ import json
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 from common.parquet import write_parquet
 
@@ -69,14 +74,27 @@ def write_split_files(cell_dir: Path, task: str, confusion_sets: list[dict]) -> 
     return splits
 
 
-def hub_configs(cells: dict[str, list[str]]) -> list[dict]:
-    """The card's `configs:` entries, for cells given as `task/lang` -> splits (sorted by name)."""
+def loadable_files(cell_dir: Path, task: str) -> dict[str, dict[str, str]]:
+    """kind -> split -> path of a cell's per-split files that have rows (what `datasets` can load)."""
+    cell_dir = Path(cell_dir)
+    out: dict[str, dict[str, str]] = {}
+    for kind, by_split in split_files(task, cell_splits(cell_dir)).items():
+        rows = {s: p for s, p in by_split.items() if (cell_dir / p).exists() and pq.ParquetFile(cell_dir / p).metadata.num_rows > 0}
+        if rows:
+            out[kind] = rows
+    return out
+
+
+def hub_configs(cells: dict[str, dict[str, dict[str, str]]]) -> list[dict]:
+    """The card's `configs:` entries, for cells given as `task/lang` -> kind -> split -> path (sorted by name)."""
     configs = []
     for cell in sorted(cells):
         task, lang = cell.split("/")
-        for kind, by_split in split_files(task, cells[cell]).items():
-            configs.append({"config_name": f"{task}-{lang}-{kind}",
-                            "data_files": [{"split": s, "path": f"{cell}/{p}"} for s, p in by_split.items()]})
+        for kind in KINDS:
+            by_split = cells[cell].get(kind)
+            if by_split:
+                configs.append({"config_name": f"{task}-{lang}-{kind}",
+                                "data_files": [{"split": s, "path": f"{cell}/{p}"} for s, p in by_split.items()]})
     return configs
 
 
