@@ -42,6 +42,8 @@ quota = 1
 
 def _ground(config: Path, lang: str, text: str):
     res = CliRunner().invoke(app, ["ground", "--lang", lang, "--config", str(config)], input=text + "\n")
+    if res.exception is not None and not isinstance(res.exception, SystemExit):
+        raise res.exception
     return res.exit_code, res.output
 
 
@@ -92,3 +94,21 @@ def test_ground_with_the_real_data_config_in_every_language(tmp_path):
             assert cuis == []
         else:
             assert "C0020538" in cuis, (lang, cuis)  # hypertension
+
+
+def test_a_second_cache_root_in_one_process_finds_its_stopwords(tmp_path, monkeypatch):
+    """NLTK binds its stopwords reader to the first root it read: grounding German with a new
+    cache root after English with another (ground after a build, in one process) must still
+    find the German list."""
+    import nltk
+    from nltk.corpus.reader import StopwordsCorpusReader
+    from nltk.corpus.util import LazyCorpusLoader
+
+    from tasks.grounding.quickumls_index import _ensure_nltk_stopwords
+
+    monkeypatch.setattr(nltk.data, "path", list(nltk.data.path))
+    monkeypatch.setattr(nltk.corpus, "stopwords", LazyCorpusLoader("stopwords", StopwordsCorpusReader, r"(?!README|\.).*", encoding="utf8"))
+    _ensure_nltk_stopwords(tmp_path / "a", {"english": "en"})
+    assert "the" in nltk.corpus.stopwords.words("english")
+    _ensure_nltk_stopwords(tmp_path / "b", {"english": "en", "german": "de"})
+    assert "und" in nltk.corpus.stopwords.words("german")
