@@ -46,13 +46,9 @@ def stage(name: str):
 
 @stage("load_vocabulary")
 def load_vocabulary(out, *, rrf_dir, lat_to_lang, max_srl, preferred_en, work_dir, format="rrf", roots="all"):
-    if format == "obo":
-        from umls.obo_vocabulary import build_obo_vocabulary
+    from umls.configured import build_configured_vocabulary
 
-        return build_obo_vocabulary(Path(rrf_dir), out, lat_to_lang, preferred_en, roots)
-    from umls.vocabulary import build_vocabulary
-
-    return build_vocabulary(Path(rrf_dir), out, lat_to_lang, max_srl, preferred_en)
+    return build_configured_vocabulary(format, Path(rrf_dir), out, lat_to_lang, max_srl, preferred_en, roots)
 
 
 @stage("load_sources")

@@ -106,6 +106,8 @@ def add_language(
         if cell.split("/")[1] in result["added"]:
             c = result["cells"][cell]
             typer.echo(f"  {cell:14s} queries={c['queries']:<5d} documents={c['documents']:<6d} qrels={c['qrels']}")
+    typer.echo("")
+    print_diff(base, Path(result["release"]))
 
 
 @app.command()
@@ -136,7 +138,7 @@ def ground(
     """Ground texts from stdin (one per line) to CUIs; one JSON line of mentions per input."""
     from schemas.config import load_config
     from tasks.grounding.grounder import Grounder
-    from umls.vocabulary import build_vocabulary
+    from umls.configured import build_configured_vocabulary, vocabulary_files
     from flows.caching import content_key
 
     try:
@@ -144,15 +146,19 @@ def ground(
         if lang not in loaded.registry:
             raise InputError(config, f"unknown language code {lang!r} (registry has: {', '.join(sorted(loaded.registry))})", field="--lang")
         cfg = loaded.config
-        rrf = loaded.resolve(cfg.vocabulary.path)
+        v = cfg.vocabulary
+        vpath = loaded.resolve(v.path)
+        if not vpath.is_dir():
+            raise InputError(loaded.path, f"vocabulary folder {v.path!r} not found", field="vocabulary.path")
         codes = sorted(set(cfg.languages) | {lang})
         lat = {loaded.registry[c].umls_lat: c for c in codes}
         work = loaded.resolve(cfg.work_dir)
-        key = content_key("ground-cli-vocab", {"rrf": str(rrf), "lat": lat, "srl": cfg.vocabulary.max_srl,
-                                               "files": {p.name: str(p) for p in sorted(rrf.glob("*.RRF"))}})
+        # the same reader as the build, for either format (rrf, obo)
+        key = content_key("ground-cli-vocab", {"format": v.format, "lat": lat, "srl": v.max_srl, "roots": v.roots,
+                                               "files": {p.relative_to(vpath).as_posix(): str(p) for p in vocabulary_files(v.format, vpath)}})
         vdir = work / "ground-cli" / key[:16]
         if not (vdir / "atoms.parquet").exists():
-            build_vocabulary(rrf, vdir, lat, cfg.vocabulary.max_srl, loaded.registry["en"].preferred_sources)
+            build_configured_vocabulary(v.format, vpath, vdir, lat, v.max_srl, loaded.registry["en"].preferred_sources, v.roots)
         g = Grounder(vdir / "atoms.parquet", loaded.registry[lang], work / "indexes", cfg.grounding.quickumls_threshold, cfg.grounding.quickumls_window)
     except InputError as exc:
         _fail(str(exc))
@@ -179,10 +185,12 @@ def stats(release: Path = typer.Argument(..., help="A release folder.")) -> None
 
 
 from mmedbench.cli_translate import tmx_export, tmx_import, translate  # noqa: E402  (no Prefect import)
+from mmedbench.cli_diff import diff, print_diff  # noqa: E402
 
 app.command()(translate)
 app.command("tmx-export")(tmx_export)
 app.command("tmx-import")(tmx_import)
+app.command()(diff)
 
 
 def main() -> None:

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import tomllib
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, model_validator
 
 from common.errors import InputError
 from schemas.records import LangCode
@@ -50,19 +50,28 @@ class VocabularyConfig(_Model):
 SourceFormat = Literal["sample-jsonl", "mmedbench-jsonl", "pubmedqa", "igakuqa", "frenchmedmcqa", "rumeddanet", "cnmleqa", "beir"]
 
 
+# A licence as the Hugging Face Hub names it (https://hf.co/docs/hub/repositories-licenses):
+# "apache-2.0", "cc-by-4.0", "mit", "other", ... Stated in the config for sources whose format
+# does not fix their origin (sample-jsonl, mmedbench-jsonl, beir, memories); the dataset card shows it.
+LicenceId = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9.+-]*$")]
+
+
 class SourceConfig(_Model):
     format: SourceFormat
     path: str
     options: dict[str, Any] = {}  # adapter options, docs/sources.md
+    licence: LicenceId | None = None  # None: the format's known licence (tasks/release/licences.py), else unknown
 
 
 class BackgroundConfig(_Model):
     task: Literal["xqa", "evidence"]
     path: str
+    licence: LicenceId | None = None
 
 
 class TranslationConfig(_Model):
     memory: list[str] = []
+    licence: LicenceId | None = None  # of the memory files' translations
     engine: Literal["google", "deepl", "microsoft", "mymemory", "libre"] | None = None
     url: str | None = None
 

@@ -25,8 +25,17 @@ def _manifest(release: Path) -> dict:
     return json.loads((release / "manifest.json").read_text())
 
 
-def _resign(release: Path, manifest: dict | None = None, recount: bool = True) -> None:
+def _resign(release: Path, manifest: dict | None = None, recount: bool = True, derive: bool = True) -> None:
+    """Re-sign the manifest; with `derive`, first re-derive the per-split parquet files from the
+    (tampered) BEIR files, as a consistent forger would."""
+    from tasks.release.hub import write_split_files
+
     m = manifest or _manifest(release)
+    if derive:
+        sets = _rows(release / "cd" / "confusion_sets.jsonl")
+        for cell in m["cells"]:
+            task, lang = cell.split("/")
+            write_split_files(release / task / lang, task, [s for s in sets if s["lang"] == lang])
     m["files"] = file_entries(release)
     if recount:
         for cell in m["cells"]:
@@ -153,6 +162,16 @@ def test_counts_fail_when_the_manifest_lies(release_copy):
     m = _manifest(release_copy)
     m["cells"]["cd/ja"]["queries"] += 1
     _resign(release_copy, m, recount=False)
+    assert _failed(release_copy) == {"counts"}
+
+
+def test_counts_fail_when_a_split_file_disagrees_with_the_beir_files(release_copy):
+    """The `datasets` configs' per-split files must hold the cell's rows."""
+    import pyarrow.parquet as pq
+
+    p = release_copy / "cd" / "fr" / "top_ranked" / "test.parquet"
+    pq.write_table(pq.read_table(p).slice(1), p)
+    _resign(release_copy, derive=False)
     assert _failed(release_copy) == {"counts"}
 
 

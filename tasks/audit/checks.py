@@ -360,6 +360,19 @@ def check_counts(rel: Release) -> AuditCheck:
                 failures.append(f"{cell}: {v} {k}, manifest says {m.get(k)}")
         if got["queries"] == 0 and not rel.manifest_raw.get("config", {}).get("allow_empty_cells", False):
             failures.append(f"{cell}: empty cell")
+        # the per-split files behind the card's `datasets` configs (releases that have them: the
+        # manifest lists them) hold the same rows as the BEIR files
+        if not any(name.startswith(f"{cell}/queries/") for name in listed):
+            continue
+        for split in sorted({q.get("split") for _, q in c["queries"]} | {Path(p).stem for p, _, _ in c["qrels"]}):
+            expect = {f"queries/{split}.parquet": sum(1 for _, q in c["queries"] if q.get("split") == split),
+                      f"qrels/{split}.parquet": sum(1 for p, _, _ in c["qrels"] if Path(p).stem == split)}
+            if c["task"] == "cd":
+                expect[f"top_ranked/{split}.parquet"] = expect[f"queries/{split}.parquet"]
+            for name, n in expect.items():
+                rows = actual.get(f"{cell}/{name}", {}).get("rows")
+                if rows != n:
+                    failures.append(f"{cell}/{name}: {rows if rows is not None else 'missing'} rows, the cell's BEIR files have {n}")
     return _check("counts", failures, f"{len(rel.cells)} cells match the manifest")
 
 

@@ -22,6 +22,7 @@ from common.errors import InputError
 from common.jsonio import atomic_write, sha256_file
 from tasks.audit.stage import audit_release, report_markdown
 from tasks.release.card import write_card
+from tasks.release.hub import cell_splits, split_files, write_split_files
 from tasks.release.writers import file_entries, write_build_report, write_cells, write_confusion_sets
 from umls.rrf import read_rrf_table
 
@@ -66,6 +67,19 @@ def _merge_base(base: Path, tmp: Path, new_languages: list[str], counts: dict) -
             "added_languages": new_languages,
             "added_cells": sorted(f"{t}/{l}" for t in ("xqa", "cd", "evidence") for l in new_languages),
             "unchanged_cells": sorted(base_manifest["cells"])}
+
+
+def _write_split_files(tmp: Path, counts: dict, carried: set[str]) -> None:
+    """Per-split parquet files of every cell (the card's `datasets` configs). A cell carried over
+    from a base release keeps its files; only a base made before they existed gets them added."""
+    sets = [json.loads(l) for l in (tmp / "cd" / "confusion_sets.jsonl").read_text(encoding="utf-8").splitlines() if l]
+    for cell in sorted(counts):
+        task = cell.split("/")[0]
+        d = tmp / cell
+        if cell in carried:
+            if all((d / p).exists() for by_split in split_files(task, cell_splits(d)).values() for p in by_split.values()):
+                continue
+        write_split_files(d, task, [s for s in sets if s["lang"] == cell.split("/")[1]])
 
 
 def _published(final: Path, build_id: str) -> dict | None:
@@ -121,6 +135,7 @@ def assemble_release(loaded: LoadedConfig, inputs: dict[str, Path], vocab: dict,
                              f"add memory entries or configure an engine)")
         for cell in counts:
             counts[cell]["realization"] = _realization_note(cell, counts, quotas[cell.split("/")[0]])
+        _write_split_files(tmp, counts, carried=set(changes["unchanged_cells"]) if changes else set())
         manifest = {
             "version": version, "build_id": build_id, "code_version": cv, "config": config_dump, "inputs": input_hashes,
             "languages": {l.code: l.model_dump(mode="json") for l in loaded.languages},
