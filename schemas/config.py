@@ -28,6 +28,8 @@ class Language(_Model):
     engine_codes: dict[str, str] = {}
     shingle_n: int = Field(5, ge=1, le=10)
     grounder: Literal["quickumls", "dictionary"]
+    # how retrieval evaluation tokenizes this language's texts (tasks/evaluation/lexical.py)
+    segmenter: Literal["words", "jieba", "sudachi"] = "words"
     spacy_lang: str = "xx"
     stopwords: str = ""
     all_han_ok: bool = False
