@@ -104,3 +104,24 @@ def test_within_restricts_the_same_scores_to_a_set():
 def test_cjk_bm25_matches_words_inside_unsegmented_text():
     idx = BM25Index([("a", "急性阑尾炎的诊断"), ("b", "慢性胃炎"), ("c", "阑尾")], tokenizer_for(REGISTRY["zh"]))
     assert [d for d, _ in idx.top("阑尾炎", 3)] == ["a"]  # jieba's word, not a character or a whitespace run
+
+
+def test_scores_are_bm25s_own_scores():
+    idx = BM25Index(DOCS, tokenizer_for(REGISTRY["en"]))
+    for q in ("heart attack heart", "kidney", "stone attack"):
+        np.testing.assert_allclose(idx.scores(q), idx.bm25.get_scores(tokenizer_for(REGISTRY["en"])(q)), rtol=1e-12)
+
+
+def test_a_corpus_without_han_or_kana_shares_the_words_index():
+    ja, en = tokenizer_for(REGISTRY["ja"]), tokenizer_for(REGISTRY["en"])
+    texts = [t for _, t in DOCS]
+    assert ja.key_for(texts) == "words" and ja.key_for(texts + ["大腿ヘルニア"]) == "sudachi"
+    assert [ja(t) for t in texts] == [en(t) for t in texts]
+    shared = BM25Index(DOCS, en).with_tokenizer(ja)
+    assert shared.top("heart 大腿", 3) == BM25Index(DOCS, ja).top("heart 大腿", 3)
+
+
+def test_an_empty_corpus_or_one_without_tokens_retrieves_nothing():
+    assert BM25Index([], tokenizer_for(REGISTRY["en"])).top("heart", 3) == []
+    idx = BM25Index([("a", "..."), ("b", "—")], tokenizer_for(REGISTRY["en"]))
+    assert idx.top("heart", 3) == [] and idx.within("heart", ["b", "a"]) == [("a", 0.0), ("b", 0.0)]

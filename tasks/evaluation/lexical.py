@@ -33,9 +33,11 @@ B = 0.75
 # --- the "words" folding -----------------------------------------------------------------
 
 _POSSESSIVE = re.compile(r"(?<=[^\W_])['\u2019\u02bc`\u00b4\u2018][sS](?![^\W_])")
+_APOSTROPHE = re.compile("['\u2019\u02bc`\u00b4\u2018]")
 _GREEK_LETTERS = "α-ωάέήίόύώϊϋΐΰ"
 _GREEK_NAMES = {"α": "alpha", "β": "beta", "γ": "gamma", "δ": "delta", "ε": "epsilon", "κ": "kappa",
                 "λ": "lambda", "μ": "mu", "τ": "tau", "ω": "omega"}
+_GREEK_ANY = re.compile(f"[{''.join(_GREEK_NAMES)}]")
 _LONE_GREEK = re.compile(f"(?<![{_GREEK_LETTERS}])([{''.join(_GREEK_NAMES)}])(?![{_GREEK_LETTERS}])")
 # combining marks after a Latin base letter (after NFD); Cyrillic й keeps its breve
 _LATIN_MARKS = re.compile(r"(?<=[a-z\u00df-\u024f])[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]+")
@@ -46,10 +48,11 @@ _WORD = re.compile(r"[^\W_]+")
 
 def fold_words(text: str) -> list[str]:
     """The `words` tokens of a text (see the module docstring)."""
-    s = _POSSESSIVE.sub("", text)
+    s = _POSSESSIVE.sub("", text) if _APOSTROPHE.search(text) else text
     s = unicodedata.normalize("NFKC", s).casefold()
-    s = _LONE_GREEK.sub(lambda m: " " + _GREEK_NAMES[m.group(1)] + " ", s)
     if not s.isascii():
+        if _GREEK_ANY.search(s):
+            s = _LONE_GREEK.sub(lambda m: " " + _GREEK_NAMES[m.group(1)] + " ", s)
         s = unicodedata.normalize("NFC", _LATIN_MARKS.sub("", unicodedata.normalize("NFD", s)))
         s = s.translate(_LIGATURES)
     else:
@@ -59,8 +62,9 @@ def fold_words(text: str) -> list[str]:
 
 # --- CJK segmentation --------------------------------------------------------------------
 
+# Han, kana (half-width katakana too: NFKC makes it full-width inside a run), iteration marks
 _CJK_RUN = re.compile("[\u3005-\u3007\u3040-\u309f\u30a0-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff"
-                      "\uf900-\ufaff\U00020000-\U0003134f]+")
+                      "\uf900-\ufaff\uff66-\uff9f\U00020000-\U0003134f]+")
 _MAX_RUN = 4000  # Sudachi refuses inputs over ~49 kB; a run this long is cut in pieces
 
 
@@ -108,7 +112,11 @@ def _segment_sudachi(run: str) -> list[str]:
 
 
 class Tokenizer:
-    """A named, deterministic text -> tokens function (the name keys caches of indexes)."""
+    """A named, deterministic text -> tokens function (the name keys caches of indexes).
+
+    A segmenting tokenizer gives a text without any Han or kana exactly the `words` tokens,
+    so an index of such a corpus is shared with the `words` languages (`shares_words_index`).
+    """
 
     def __init__(self, name: str, segment: Callable[[str], list[str]] | None):
         self.name = name
@@ -117,17 +125,23 @@ class Tokenizer:
     def __call__(self, text: str) -> list[str]:
         if self._segment is None:
             return fold_words(text)
-        s = unicodedata.normalize("NFKC", text).casefold()
         out: list[str] = []
         pos = 0
-        for m in _CJK_RUN.finditer(s):
-            out += fold_words(s[pos:m.start()])
-            run = m.group()
+        for m in _CJK_RUN.finditer(text):
+            out += fold_words(text[pos:m.start()])
+            run = unicodedata.normalize("NFKC", m.group())
             for i in range(0, len(run), _MAX_RUN):
                 out += [t.casefold() for t in self._segment(run[i:i + _MAX_RUN]) if _WORD.search(t)]
             pos = m.end()
-        out += fold_words(s[pos:])
+        out += fold_words(text[pos:])
         return out
+
+    def key_for(self, texts: Sequence[str]) -> str:
+        """The name of the tokenizer whose index these texts share: `words` when no text has
+        a run this tokenizer would segment (then its tokens are the words tokens, exactly)."""
+        if self._segment is None or not any(_CJK_RUN.search(t) for t in texts):
+            return "words"
+        return self.name
 
     def __repr__(self) -> str:
         return f"Tokenizer({self.name!r})"
@@ -150,10 +164,11 @@ def document_text(doc: dict) -> str:
 # --- BM25 --------------------------------------------------------------------------------
 
 class BM25Index:
-    """bm25s over `docs` (doc_id, text); scores aligned with `doc_ids`."""
+    """bm25s over `docs` (doc_id, text); scores aligned with `doc_ids`, computed by bm25s
+    (`get_scores_from_ids`, float64); a repeated query term counts as often as it occurs."""
 
     def __init__(self, docs: Sequence[tuple[str, str]], tokenizer: Callable[[str], list[str]],
-                 k1: float = K1, b: float = B):
+                 k1: float = K1, b: float = B, tokens: list[list[str]] | None = None):
         import bm25s
 
         self.doc_ids = [d for d, _ in docs]
@@ -165,22 +180,30 @@ class BM25Index:
         # rank of each doc id in sorted order: the tie-break key
         self._id_rank = np.empty(len(self.doc_ids), dtype=np.int64)
         self._id_rank[np.argsort(np.array(self.doc_ids, dtype=object), kind="stable")] = np.arange(len(self.doc_ids))
-        self._bm25 = bm25s.BM25(k1=k1, b=b, method="lucene")
-        tokens = [tokenizer(text) for _, text in docs]
-        if self.doc_ids:
-            self._bm25.index(tokens, show_progress=False)
+        self.bm25 = bm25s.BM25(k1=k1, b=b, method="lucene", dtype="float64")
+        if tokens is None:
+            tokens = [tokenizer(text) for _, text in docs]
+        self._empty = not any(tokens)
+        if not self._empty:
+            self.bm25.index(tokens, show_progress=False)
 
     def __len__(self) -> int:
         return len(self.doc_ids)
 
+    def with_tokenizer(self, tokenizer: Callable[[str], list[str]]) -> "BM25Index":
+        """The same index, queried through another tokenizer (one that tokenizes this corpus
+        the same way: see Tokenizer.key_for)."""
+        view = object.__new__(BM25Index)
+        view.__dict__.update(self.__dict__)
+        view.tokenizer = tokenizer
+        return view
+
     def scores(self, query: str) -> np.ndarray:
-        """BM25 score of every document (float32, aligned with `doc_ids`)."""
-        if not self.doc_ids:
-            return np.zeros(0, dtype=np.float32)
-        ids = self._bm25.get_tokens_ids(self.tokenizer(query))
+        """BM25 score of every document (float64, aligned with `doc_ids`)."""
+        ids = [] if self._empty else self.bm25.get_tokens_ids(self.tokenizer(query))
         if not ids:
-            return np.zeros(len(self.doc_ids), dtype=np.float32)
-        return np.asarray(self._bm25.get_scores_from_ids(ids), dtype=np.float32)
+            return np.zeros(len(self.doc_ids))
+        return np.asarray(self.bm25.get_scores_from_ids(ids), dtype=np.float64)
 
     def _sorted(self, idx: np.ndarray, s: np.ndarray) -> list[tuple[str, float]]:
         order = np.lexsort((self._id_rank[idx], -s[idx]))
@@ -189,11 +212,16 @@ class BM25Index:
     def top(self, query: str, k: int) -> list[tuple[str, float]]:
         """The k best documents with a score above 0, sorted by (-score, doc_id)."""
         s = self.scores(query)
-        idx = np.flatnonzero(s > 0)
-        if len(idx) > k:
-            kth = np.partition(s[idx], len(idx) - k)[len(idx) - k]
-            idx = idx[s[idx] >= kth]  # every tie of the k-th score, cut after sorting
+        n = len(s)
+        if n > k > 0:
+            kth = max(np.partition(s, n - k)[n - k], np.nextafter(0.0, 1.0))
+            idx = np.flatnonzero(s >= kth)  # every tie of the k-th score, cut after sorting
+        else:
+            idx = np.flatnonzero(s > 0)
         return self._sorted(idx, s)[:k]
+
+    def top_many(self, queries: Sequence[str], k: int) -> list[list[tuple[str, float]]]:
+        return [self.top(q, k) for q in queries]
 
     def within(self, query: str, doc_ids: list[str]) -> list[tuple[str, float]]:
         """The same index's scores restricted to `doc_ids` (all of them, zeros included),
