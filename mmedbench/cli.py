@@ -1,4 +1,4 @@
-"""The `mmedbench` command line: build, audit, ground, stats.
+"""The `mmedbench` command line: build, audit, ground, stats, evaluate.
 
 A user's mistake (bad input, bad config) prints one line and exits 2; a failed audit
 exits 1. Commands that need no orchestration (audit, ground, stats) never import Prefect.
@@ -183,6 +183,10 @@ from mmedbench.cli_translate import tmx_export, tmx_import, translate  # noqa: E
 app.command()(translate)
 app.command("tmx-export")(tmx_export)
 app.command("tmx-import")(tmx_import)
+
+from mmedbench.cli_evaluate import evaluate  # noqa: E402  (no Prefect import)
+
+app.command()(evaluate)
 
 
 def main() -> None:

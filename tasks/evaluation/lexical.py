@@ -151,6 +151,10 @@ _TOKENIZERS = {"words": Tokenizer("words", None), "jieba": Tokenizer("jieba", _s
                "sudachi": Tokenizer("sudachi", _segment_sudachi)}
 
 
+def tokenizer_named(name: str) -> Tokenizer:
+    return _TOKENIZERS[name]
+
+
 def tokenizer_for(lang: Language) -> Tokenizer:
     """The tokenizer the registry names for this language (its `segmenter` field)."""
     return _TOKENIZERS[lang.segmenter]
