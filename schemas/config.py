@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import tomllib
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, model_validator
 
 from common.errors import InputError
 from schemas.records import LangCode
@@ -97,6 +97,14 @@ class SplitsConfig(_Model):
     dev_fraction: float = Field(0.0, ge=0, lt=1)
 
 
+class EvaluationConfig(_Model):
+    # retrievers a build scores its release with (`mmedbench build --evaluate` adds to them):
+    # "bm25", "dense:MODEL_DIR" or "dense:NAME=MODEL_DIR" (a local model folder, relative to
+    # this file). Results go into the release's evaluation/ and its card (docs/evaluation.md).
+    retrievers: list[Annotated[str, StringConstraints(pattern=r"^(bm25|dense:.+)$")]] = []
+    splits: list[Literal["test", "dev"]] = Field(["test"], min_length=1)
+
+
 class BuildSettings(_Model):
     shard_size: int = Field(2000, ge=1)
 
@@ -117,6 +125,7 @@ class BuildConfig(_Model):
     tasks: TasksConfig
     splits: SplitsConfig = SplitsConfig()
     build: BuildSettings = BuildSettings()
+    evaluation: EvaluationConfig = EvaluationConfig()
     # Real data offline: a cell with neither a native source nor a translation stays empty,
     # and the manifest and card say so. The sample (and the default) demands every cell.
     allow_empty_cells: bool = False

@@ -57,6 +57,8 @@ def _offline() -> None:
     os.environ["HF_HUB_OFFLINE"] = "1"
     os.environ["TRANSFORMERS_OFFLINE"] = "1"
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 
 
 class DenseEncoder:
@@ -64,8 +66,10 @@ class DenseEncoder:
         self.model_dir = check_model_dir(model_dir)
         _offline()
         import torch
+        import transformers
         from sentence_transformers import SentenceTransformer
 
+        transformers.logging.disable_progress_bar()
         torch.set_num_threads(THREADS)
         try:
             self.model = SentenceTransformer(str(self.model_dir), device="cpu", local_files_only=True)
@@ -75,7 +79,8 @@ class DenseEncoder:
         self.model.eval()
         self.fingerprint = model_fingerprint(self.model_dir)
         self.cache_dir = Path(cache_dir) / self.fingerprint[:16] if cache_dir else None
-        self.dimension = int(self.model.get_sentence_embedding_dimension() or 0)
+        dim = getattr(self.model, "get_embedding_dimension", None) or self.model.get_sentence_embedding_dimension
+        self.dimension = int(dim() or 0)
         self._memory: dict[str, np.ndarray] = {}
 
     @property

@@ -173,8 +173,11 @@ class BM25Index:
 
     def __init__(self, docs: Sequence[tuple[str, str]], tokenizer: Callable[[str], list[str]],
                  k1: float = K1, b: float = B, tokens: list[list[str]] | None = None):
+        import logging
+
         import bm25s
 
+        logging.getLogger("bm25s").setLevel(logging.WARNING)  # bm25s sets DEBUG at import
         self.doc_ids = [d for d, _ in docs]
         if len(set(self.doc_ids)) != len(self.doc_ids):
             raise ValueError("BM25Index: duplicate document ids")

@@ -44,8 +44,7 @@ def heatmap(res: EvaluationResults, retriever: str, split: str, path: Path) -> N
             if c is not None and c.metrics is not None:
                 grid[i, j] = c.metrics.ndcg_at_10
     fig, ax = plt.subplots(figsize=(1.2 * len(langs) + 2, 0.9 * len(tasks) + 1.6), dpi=100)
-    cmap = plt.get_cmap("viridis").copy()
-    cmap.set_bad("#d9d9d9")
+    cmap = plt.get_cmap("viridis").with_extremes(bad="#d9d9d9")
     im = ax.imshow(np.ma.masked_invalid(grid), cmap=cmap, vmin=0, vmax=1, aspect="auto")
     for i in range(len(tasks)):
         for j in range(len(langs)):

@@ -80,7 +80,7 @@ def card_section(results_path: Path, build_id: str) -> list[str]:
         return []
     if res.build_id != build_id:
         return []
-    return ["## Retrieval baselines", "", results_table_markdown(res)]
+    return ["## Retrieval baselines", "", results_table_markdown(res).rstrip()]
 
 
 def _params(p: dict) -> str:

@@ -113,21 +113,23 @@ def _tiers(retriever: str, cell: Cell, split: str, searcher, confusion: dict, pe
     return out
 
 
-def _macro(cells: list[CellResult], retriever: str, split: str, over: str, keys: list[str]) -> list[MacroAverage]:
+Raw = dict[tuple[str, str, str, str], dict[str, float]]  # (retriever, task, lang, split) -> unrounded metrics
+
+
+def _macro(raw: Raw, retriever: str, split: str, over: str, keys: list[str]) -> list[MacroAverage]:
     out = []
     for key in keys:
-        filled = [c for c in cells if c.retriever == retriever and c.split == split and c.metrics is not None
-                  and (c.task if over == "task" else c.lang) == key]
+        filled = [((t, l), v) for (r, t, l, s), v in raw.items()  # in evaluation order: tasks, then languages
+                  if r == retriever and s == split and (t if over == "task" else l) == key]
         if filled:
-            vals = {m: _r(mean([getattr(c.metrics, m) for c in filled])) for m in Metrics.model_fields}
+            vals = {m: _r(mean([v[m] for _c, v in filled])) for m in Metrics.model_fields}
             out.append(MacroAverage(retriever=retriever, split=split, over=over, key=key,
-                                    cells=[f"{c.task}/{c.lang}" for c in filled], metrics=Metrics(**vals)))
+                                    cells=[f"{t}/{l}" for (t, l), _v in filled], metrics=Metrics(**vals)))
     return out
 
 
-def _gaps(cells: list[CellResult], retriever: str, split: str, languages: list[str]) -> list[Gap]:
-    found = {(c.task, c.lang): c.metrics.ndcg_at_10 for c in cells
-             if c.retriever == retriever and c.split == split and c.metrics is not None}
+def _gaps(raw: Raw, retriever: str, split: str, languages: list[str]) -> list[Gap]:
+    found = {(t, l): v["ndcg_at_10"] for (r, t, l, s), v in raw.items() if r == retriever and s == split}
     out = []
     for task in TASKS:
         en = found.get((task, "en"))
@@ -137,7 +139,7 @@ def _gaps(cells: list[CellResult], retriever: str, split: str, languages: list[s
             other = found.get((task, lang))
             if lang == "en" or other is None:
                 continue
-            out.append(Gap(retriever=retriever, split=split, task=task, lang=lang, english=en, other=other,
+            out.append(Gap(retriever=retriever, split=split, task=task, lang=lang, english=_r(en), other=_r(other),
                            gap=_r(en - other), ratio=_r(other / en) if en > 0 else None))
     return out
 
@@ -164,6 +166,7 @@ def evaluate_release(root: Path, retrievers: list[str] | list[RetrieverSpec], ou
                 write_qrels(out_dir / "qrels" / f"{cell.task}-{cell.lang}.{s}.qrels", cell.qrels[s])
 
     results: list[CellResult] = []
+    raw: Raw = {}
     tiers: list[TierResult] = []
     described: list[Retriever] = []
     todo = sum(1 for c in cells if c.queries) * len(specs)
@@ -188,8 +191,10 @@ def evaluate_release(root: Path, retrievers: list[str] | list[RetrieverSpec], ou
                                               documents=len(cell.docs)))
                     continue
                 per_q = per_query(qrels, run)
+                raw[(spec.name, cell.task, cell.lang, s)] = mean_metrics(per_q, list(qrels))
                 results.append(CellResult(retriever=spec.name, task=cell.task, lang=cell.lang, split=s, queries=len(qrels),
-                                          documents=len(cell.docs), metrics=_metrics(mean_metrics(per_q, list(qrels))), run=rel))
+                                          documents=len(cell.docs), metrics=_metrics(raw[(spec.name, cell.task, cell.lang, s)]),
+                                          run=rel))
                 if cell.task == "cd":
                     tiers += _tiers(spec.name, cell, s, searcher, confusion, per_q)
             done += 1
@@ -199,9 +204,9 @@ def evaluate_release(root: Path, retrievers: list[str] | list[RetrieverSpec], ou
     macro, gaps = [], []
     for spec in specs:
         for s in splits:
-            macro += _macro(results, spec.name, s, "task", list(TASKS))
-            macro += _macro(results, spec.name, s, "lang", info.languages)
-            gaps += _gaps(results, spec.name, s, info.languages)
+            macro += _macro(raw, spec.name, s, "task", list(TASKS))
+            macro += _macro(raw, spec.name, s, "lang", info.languages)
+            gaps += _gaps(raw, spec.name, s, info.languages)
     res = EvaluationResults(release=info.version, build_id=info.build_id, splits=splits, depth=DEPTH,
                             measures=MEASURES, retrievers=described, cells=results, macro=macro, tiers=tiers,
                             gaps=gaps, inputs=inputs)

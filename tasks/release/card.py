@@ -34,6 +34,11 @@ def write_card(manifest: dict, report: dict, out_dir: Path) -> None:
         lines.append(f"- {reason}: {n}")
     if report["gate_rejections"]:
         lines += ["", "## Gate rejections", ""] + [f"- {k}: {v}" for k, v in sorted(report["gate_rejections"].items())]
+    results = out_dir / "evaluation" / "results.json"
+    if results.exists():  # `build --evaluate`: scored from this very folder, before the card
+        from tasks.evaluation.report import card_section
+
+        lines += [""] + card_section(results, manifest["build_id"])
     lines += ["", "## Provenance", "", f"Built by mmedbench {manifest['code_version']} (build {manifest['build_id'][:12]}). "
               "Inputs and their sha256 are listed in `manifest.json`. Vocabulary strings come from sources at or below "
               f"UMLS restriction level {cfg['vocabulary']['max_srl']}.", ""]
