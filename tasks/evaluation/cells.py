@@ -38,9 +38,17 @@ def _sha(path: Path) -> tuple[bytes, str]:
     return data, hashlib.sha256(data).hexdigest()
 
 
-def _jsonl(path: Path, inputs: dict[str, str], root: Path) -> list[dict]:
-    _data, inputs[path.relative_to(root).as_posix()] = _sha(path)
-    return [row for _n, row in read_jsonl(path)]
+def _jsonl(path: Path, inputs: dict[str, str], root: Path, parsed: dict[str, list[dict]] | None = None) -> list[dict]:
+    """Rows of a JSON-lines file; with `parsed`, a file whose bytes were read before (the
+    corpus six cells share) is parsed once."""
+    _data, sha = _sha(path)
+    inputs[path.relative_to(root).as_posix()] = sha
+    if parsed is not None and sha in parsed:
+        return parsed[sha]
+    rows = [row for _n, row in read_jsonl(path)]
+    if parsed is not None:
+        parsed[sha] = rows
+    return rows
 
 
 def _qrels(path: Path, inputs: dict[str, str], root: Path) -> dict[str, dict[str, int]]:
@@ -68,10 +76,11 @@ def load_cells(root: Path, cells: list[str], languages: list[str], splits: list[
         if not ok:
             raise InputError(root, f"the release has no {s!r} split (no {s}.tsv qrels in any cell)")
     out = []
+    corpora: dict[str, list[dict]] = {}
     for name in sorted(cells, key=order.__getitem__):
         task, lang = name.split("/")
         d = root / task / lang
-        docs = _jsonl(d / "corpus.jsonl", inputs, root)
+        docs = _jsonl(d / "corpus.jsonl", inputs, root, corpora)
         corpus_sha = inputs[f"{task}/{lang}/corpus.jsonl"]
         queries = _jsonl(d / "queries.jsonl", inputs, root)
         cell = Cell(task, lang, docs, corpus_sha, [])

@@ -6,6 +6,7 @@ content: the xqa corpus of six languages is indexed (or encoded) once.
 """
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -45,8 +46,8 @@ def parse_retriever(spec: str, base: Path | None = None) -> RetrieverSpec:
             model_dir = base / model_dir
         check_model_dir(model_dir)
         if not name:  # a package's generic "model" folder is named by its package
-            resolved = model_dir.resolve()
-            name = resolved.parent.name if resolved.name in ("model", "models") else resolved.name
+            folder = Path(os.path.abspath(model_dir))
+            name = folder.parent.name if folder.name in ("model", "models") else folder.name
         return RetrieverSpec(f"dense-{_slug(name)}", "dense", model_dir)
     raise InputError(spec, "unknown retriever (expected 'bm25', 'dense:MODEL_DIR' or 'dense:NAME=MODEL_DIR')")
 
