@@ -196,8 +196,31 @@ def test_a_release_without_a_dev_split_says_so(tmp_path):
     assert r.exit_code == 2 and "has no 'dev' split" in r.output
 
 
+def test_a_half_written_results_folder_is_replaced(tiny, tmp_path):
+    (tmp_path / "runs" / "old").mkdir(parents=True)
+    (tmp_path / "runs" / "old" / "x.trec").write_text("stale")
+    r = runner.invoke(app, ["evaluate", str(tiny["release"]), "--out", str(tmp_path), "-q"])
+    assert r.exit_code == 0, r.output
+    assert sorted(p.name for p in (tmp_path / "runs").iterdir()) == ["bm25"]
+
+
 def test_a_foreign_out_folder_is_never_overwritten(tiny, tmp_path):
     (tmp_path / "mine.txt").write_text("keep")
     r = runner.invoke(app, ["evaluate", str(tiny["release"]), "--out", str(tmp_path)])
     assert r.exit_code == 2 and "holds other files" in r.output
     assert (tmp_path / "mine.txt").read_text() == "keep"
+
+
+def test_evaluate_never_imports_prefect(tiny, tmp_path):
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    code = ("import sys; from typer.testing import CliRunner; from mmedbench.cli import app; "
+            f"r = CliRunner().invoke(app, ['evaluate', {str(tiny['release'])!r}, '--out', {str(tmp_path / 'o')!r}, '-q']); "
+            "assert r.exit_code == 0, r.output; print(sorted(m for m in sys.modules if m.split('.')[0] in ('prefect', 'torch')))")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300,
+                         env={**__import__("os").environ, "PYTHONPATH": str(ROOT)})
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"  # neither Prefect nor, for BM25 alone, torch

@@ -75,10 +75,11 @@ def _metrics(d: dict[str, float]) -> Metrics:
 
 
 def _prepare_out(out_dir: Path) -> None:
-    """A fresh results folder: one of ours is replaced, any other non-empty folder refused."""
+    """A fresh results folder: one holding only what an evaluation writes is emptied, any
+    other non-empty folder refused (a user's files are never deleted)."""
     out_dir = Path(out_dir)
     if out_dir.exists() and any(out_dir.iterdir()):
-        if not (out_dir / "results.json").exists():
+        if not {p.name for p in out_dir.iterdir()} <= set(OWNED):
             raise InputError(out_dir, "exists and holds other files; give an empty or new --out folder")
         for name in OWNED:
             p = out_dir / name
@@ -157,6 +158,7 @@ def evaluate_release(root: Path, retrievers: list[str] | list[RetrieverSpec], ou
     if None in specs:
         specs = parse_retrievers([str(r) for r in retrievers])
     cells, confusion, inputs = load_cells(root, info.cells, info.languages, splits)
+    engines = [make_retriever(spec, info.registry, cache_dir, progress) for spec in specs]  # a bad model fails here
     _prepare_out(out_dir)
     say = progress or (lambda _m: None)
 
@@ -171,8 +173,7 @@ def evaluate_release(root: Path, retrievers: list[str] | list[RetrieverSpec], ou
     described: list[Retriever] = []
     todo = sum(1 for c in cells if c.queries) * len(specs)
     done = 0
-    for spec in specs:
-        retriever = make_retriever(spec, info.registry, cache_dir, progress)
+    for spec, retriever in zip(specs, engines):
         for cell in cells:
             if not cell.queries:
                 results += [CellResult(retriever=spec.name, task=cell.task, lang=cell.lang, split=s, queries=0,
