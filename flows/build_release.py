@@ -118,7 +118,7 @@ def run_stages(loaded: LoadedConfig, work: str, runs: Counter, targets: list[str
 
 @flow(name="build_release", log_prints=False, validate_parameters=False)
 def build_release_flow(config_path: str, version: str | None = None, release_dir: str | None = None,
-                       work_dir: str | None = None) -> dict:
+                       work_dir: str | None = None, evaluate: list[str] | None = None) -> dict:
     logger = get_run_logger()
     loaded = load_config(config_path)
     cfg = loaded.config
@@ -132,7 +132,8 @@ def build_release_flow(config_path: str, version: str | None = None, release_dir
     logger.info("task runs: %d, cached: %d", runs.runs, runs.cached)
     try:
         result = assemble_release(loaded, inputs, vocab, src, alloc, version or cfg.version,
-                                  Path(release_dir) if release_dir else loaded.resolve(cfg.release_dir))
+                                  Path(release_dir) if release_dir else loaded.resolve(cfg.release_dir),
+                                  evaluate=evaluate, work_dir=work)
     except InputError as exc:
         return {"error": str(exc)}
     result.update(task_runs=runs.runs, cached=runs.cached)

@@ -1,4 +1,4 @@
-"""The `mmedbench` command line: build, audit, ground, stats.
+"""The `mmedbench` command line: build, audit, ground, stats, evaluate.
 
 A user's mistake (bad input, bad config) prints one line and exits 2; a failed audit
 exits 1. Commands that need no orchestration (audit, ground, stats) never import Prefect.
@@ -9,7 +9,7 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Optional
+from typing import List, Optional
 
 import typer
 
@@ -46,14 +46,18 @@ def build(
     runner: str = typer.Option("local", "--runner", help="Task runner: 'local' (threads) or 'dask'."),
     address: Optional[str] = typer.Option(None, "--address", help="Dask scheduler address for --runner dask."),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Show Prefect's own log lines."),
+    evaluate: List[str] = typer.Option([], "--evaluate", help="Score the release with this retriever before its audit "
+                                       "(bm25, dense:MODEL_DIR); the card shows the table. Repeatable."),
 ) -> None:
     """Build a release: ground, allocate, make confusion sets, realize, write and audit."""
     try:
         from flows.inputs import input_files as _input_files
         from schemas.config import load_config
+        from tasks.release.stage import evaluation_retrievers
 
         loaded = load_config(config)  # fail fast, before Prefect starts
         _input_files(loaded)
+        evaluation_retrievers(loaded, evaluate)
     except InputError as exc:
         _fail(str(exc))
     work = _prefect_environment(loaded, work_dir, verbose)
@@ -64,7 +68,7 @@ def build(
     except InputError as exc:
         _fail(str(exc))
     result = flow_fn(str(config), version, str(release_dir) if release_dir else None,
-                                str(work))
+                                str(work), evaluate)
     if "error" in result:
         _fail(result["error"])
     cells = result["cells"]
@@ -191,6 +195,10 @@ app.command()(translate)
 app.command("tmx-export")(tmx_export)
 app.command("tmx-import")(tmx_import)
 app.command()(diff)
+
+from mmedbench.cli_evaluate import evaluate  # noqa: E402  (no Prefect import)
+
+app.command()(evaluate)
 
 
 def main() -> None:

@@ -28,6 +28,8 @@ class Language(_Model):
     engine_codes: dict[str, str] = {}
     shingle_n: int = Field(5, ge=1, le=10)
     grounder: Literal["quickumls", "dictionary"]
+    # how retrieval evaluation tokenizes this language's texts (tasks/evaluation/lexical.py)
+    segmenter: Literal["words", "jieba", "sudachi"] = "words"
     spacy_lang: str = "xx"
     stopwords: str = ""
     all_han_ok: bool = False
@@ -111,6 +113,14 @@ class OverlapConfig(_Model):
     scope: Literal["key", "all"] = "all"
 
 
+class EvaluationConfig(_Model):
+    # retrievers a build scores its release with (`mmedbench build --evaluate` adds to them):
+    # "bm25", "dense:MODEL_DIR" or "dense:NAME=MODEL_DIR" (a local model folder, relative to
+    # this file). Results go into the release's evaluation/ and its card (docs/evaluation.md).
+    retrievers: list[Annotated[str, StringConstraints(pattern=r"^(bm25|dense:.+)$")]] = []
+    splits: list[Literal["test", "dev"]] = Field(["test"], min_length=1)
+
+
 class BuildSettings(_Model):
     shard_size: int = Field(2000, ge=1)
 
@@ -132,6 +142,7 @@ class BuildConfig(_Model):
     tasks: TasksConfig
     splits: SplitsConfig = SplitsConfig()
     build: BuildSettings = BuildSettings()
+    evaluation: EvaluationConfig = EvaluationConfig()
     # Real data offline: a cell with neither a native source nor a translation stays empty,
     # and the manifest and card say so. The sample (and the default) demands every cell.
     allow_empty_cells: bool = False

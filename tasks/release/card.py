@@ -213,7 +213,11 @@ def write_card(manifest: dict, report: dict, out_dir: Path) -> None:
     lines += _cells(manifest)
     lines += _provenance(manifest)
     lines += _tiers(sims, cfg["tasks"]["cd"]["distractors"])
-    # Evaluation results (evaluation/results.json, when the build evaluated itself) are appended here.
+    results = out_dir / "evaluation" / "results.json"
+    if results.exists():  # `build --evaluate`: scored from this very folder, before the card
+        from tasks.evaluation.report import card_section
+
+        lines += card_section(results, manifest["build_id"]) + [""]
     lines += _loading(manifest)
     lines += _dropped(report)
     lines += _licences(rows)

@@ -95,11 +95,25 @@ def _published(final: Path, build_id: str) -> dict | None:
     return manifest if manifest.get("build_id") == build_id else None
 
 
+def evaluation_retrievers(loaded: LoadedConfig, extra: list[str] | None) -> tuple[list[str], list]:
+    """The build's retrievers: the config's (paths relative to it), then `--evaluate`'s."""
+    from tasks.evaluation.retrievers import parse_retrievers
+
+    listed = list(loaded.config.evaluation.retrievers)
+    added = [r for r in dict.fromkeys(extra or []) if r not in listed]
+    specs = (parse_retrievers(listed, loaded.base) if listed else []) + (parse_retrievers(added) if added else [])
+    return listed + added, specs
+
+
 def assemble_release(loaded: LoadedConfig, inputs: dict[str, Path], vocab: dict, src: dict, alloc: dict,
-                     version: str, release_root: Path, base: Path | None = None, new_languages: list[str] | None = None) -> dict:
+                     version: str, release_root: Path, base: Path | None = None, new_languages: list[str] | None = None,
+                     evaluate: list[str] | None = None, work_dir: str | None = None) -> dict:
     """Write, audit and publish a release. With `base`, only `new_languages` are written from
-    the allocation; every other cell is the base release's, byte for byte."""
+    the allocation; every other cell is the base release's, byte for byte. With retrievers
+    (config `evaluation.retrievers`, or `evaluate`), the release is scored before its card,
+    manifest and audit, so evaluation/ is listed, hashed and audited like every file."""
     cfg = loaded.config
+    retrievers, specs = evaluation_retrievers(loaded, evaluate)
     final = release_root / version
     release_root.mkdir(parents=True, exist_ok=True)
     tmp = release_root / f".tmp-{version}-{os.getpid()}"
@@ -108,6 +122,7 @@ def assemble_release(loaded: LoadedConfig, inputs: dict[str, Path], vocab: dict,
     tmp.mkdir()
     try:
         config_dump = cfg.model_dump(mode="json") | {"version": version}
+        config_dump["evaluation"]["retrievers"] = retrievers
         input_hashes = {rel: sha256_file(p) for rel, p in sorted(inputs.items())}
         cv = code_version()
         # the source fingerprint too: an uncommitted edit must not pass for the published build
@@ -144,6 +159,12 @@ def assemble_release(loaded: LoadedConfig, inputs: dict[str, Path], vocab: dict,
         }
         if changes is not None:
             manifest["changes"] = changes
+        if specs:
+            from tasks.evaluation.stage import ReleaseInfo, evaluate_release
+
+            info = ReleaseInfo(version, build_id, list(cfg.languages), sorted(counts), dict(loaded.registry))
+            evaluate_release(tmp, specs, tmp / "evaluation", cfg.evaluation.splits, info=info,
+                             cache_dir=Path(work_dir) / "embeddings" if work_dir else None)
         write_card(manifest, report, tmp)
         manifest["files"] = file_entries(tmp)
         with atomic_write(tmp / "manifest.json") as fh:
