@@ -110,10 +110,14 @@ class Allocator:
         return options[0], ""
 
     def allocate_items(self, candidates: list[Candidate]) -> None:
-        # most constrained first (fewest languages), then a seeded shuffle of the questions: one
-        # question offered to both tasks (a source configured twice) is decided in one place,
-        # evidence first (it must be answerable; xqa takes it when evidence cannot)
-        order = sorted(candidates, key=lambda c: (len(c.realizations), seeded_order(self.seed, normalize(c.pivot or c.native_text)),
+        # most constrained first (fewest languages), then a seeded shuffle. One question offered
+        # to both tasks (a source configured twice) is decided in one place, evidence first
+        # (it must be answerable; xqa takes it when evidence cannot): its copies share the
+        # shuffle key of the first of them
+        lead: dict[str, str] = {}
+        for c in sorted(candidates, key=lambda c: (TASK_ORDER.index(c.task), c.id)):
+            lead.setdefault(normalize(c.pivot or c.native_text), c.id)
+        order = sorted(candidates, key=lambda c: (len(c.realizations), seeded_order(self.seed, lead[normalize(c.pivot or c.native_text)]),
                                                   TASK_ORDER.index(c.task), c.id))
         for cand in order:
             if not cand.key_cuis:
