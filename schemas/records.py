@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
 Cui = Annotated[str, StringConstraints(pattern=r"^C\d{7}$")]
 LangCode = Annotated[str, StringConstraints(pattern=r"^[a-z]{2,3}(-[A-Za-z0-9]{2,8})?$")]
@@ -36,15 +36,36 @@ class Passage(Strict):
     text: NonEmpty
 
 
+class Option(Strict):
+    """One choice of a multiple-choice question, in the question's language (`text`) and,
+    where the source has one, in English (`pivot`)."""
+
+    text: NonEmpty
+    pivot: str | None = None
+    correct: bool = False
+
+
 class SourceItem(Strict):
-    """A question from a source dataset, before grounding."""
+    """A question from a source dataset, before grounding.
+
+    Its gold passages are `passages`, or, for a multiple-choice question whose source has no
+    answer-bearing text (`options` given, `passages` empty), the English concept entries of
+    the concepts its correct options name: grounding resolves them, and the other options'
+    concepts are the hard negatives."""
 
     id: NonEmpty
     task: Literal["xqa", "evidence"]
     lang: LangCode
     text: NonEmpty
     pivot: str | None = None  # English text of a non-English question
-    passages: list[Passage] = Field(min_length=1)
+    passages: list[Passage] = []
+    options: list[Option] = []
+
+    @model_validator(mode="after")
+    def _has_gold(self) -> "SourceItem":
+        if not self.passages and not any(o.correct for o in self.options):
+            raise ValueError("expected at least one passage, or options with a correct one")
+        return self
 
 
 class Mention(Strict):

@@ -9,6 +9,7 @@ import hashlib
 from collections import Counter
 from dataclasses import dataclass, field
 
+from common.text import normalize
 from tasks.dedup.near_duplicates import NearDuplicateIndex
 
 
@@ -38,6 +39,9 @@ class Assignment:
     provenance: str
     pivot: str
     cuis: tuple[str, ...]
+
+
+TASK_ORDER = ("evidence", "xqa")
 
 
 def seeded_order(seed: int, key: str) -> str:
@@ -109,8 +113,15 @@ class Allocator:
         return options[0], ""
 
     def allocate_items(self, candidates: list[Candidate]) -> None:
-        # most constrained first (fewest languages), then a seeded shuffle
-        order = sorted(candidates, key=lambda c: (len(c.realizations), seeded_order(self.seed, c.id)))
+        # most constrained first (fewest languages), then a seeded shuffle. One question offered
+        # to both tasks (a source configured twice) is decided in one place, evidence first
+        # (it must be answerable; xqa takes it when evidence cannot): its copies share the
+        # shuffle key of the first of them
+        lead: dict[str, str] = {}
+        for c in sorted(candidates, key=lambda c: (TASK_ORDER.index(c.task), c.id)):
+            lead.setdefault(normalize(c.pivot or c.native_text), c.id)
+        order = sorted(candidates, key=lambda c: (len(c.realizations), seeded_order(self.seed, lead[normalize(c.pivot or c.native_text)]),
+                                                  TASK_ORDER.index(c.task), c.id))
         for cand in order:
             if not cand.key_cuis:
                 self.dropped.append((cand.id, "no key concept grounded"))

@@ -160,6 +160,14 @@ def allocate_cells(item_shards: list[str], grounded: list[str], realized: list[s
             # (the correct option) rarely names the question's concept, and need not
             dropped.append({"id": item_id, "stage": "grounding", "reason": "unanswerable: no key concept in its gold passage"})
             continue
+        if g.get("no_passage"):
+            dropped.append({"id": item_id, "stage": "grounding", "reason": g["no_passage"]})
+            continue
+        if g.get("answer_cuis"):
+            # gold passages: the answers' concept entries (ids: the CUIs); hard negatives: the
+            # other options' entries (the release writes both into the task's corpus)
+            it["passage_ids"] = list(g["answer_cuis"])
+            it["negative_cuis"] = list(g["negative_cuis"])
         options = {l: r for l, r in reals[item_id].items() if l in order}
         cands.append(Candidate(item_id, it["task"], it["lang"], it["text"], it["pivot"], tuple(g["key_cuis"]), options))
     alloc.allocate_items(cands)
@@ -202,7 +210,8 @@ def allocate_cells(item_shards: list[str], grounded: list[str], realized: list[s
         if a.task == "cd":
             continue
         rows.append({"id": a.id, "task": a.task, "lang": a.lang, "text": a.text, "provenance": a.provenance, "pivot": a.pivot,
-                     "cuis": list(a.cuis), "passage_ids": items[a.id]["passage_ids"], "tier": None, "distractor_cuis": []})
+                     "cuis": list(a.cuis), "passage_ids": items[a.id]["passage_ids"], "tier": None,
+                     "distractor_cuis": items[a.id].get("negative_cuis", [])})
     for a, cand in chosen:
         if a.id in used:
             continue

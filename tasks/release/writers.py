@@ -51,6 +51,7 @@ def write_cells(assignments: str, corpora: dict[str, str], vocab: dict[str, str]
         by_cell[(r["task"], r["lang"])].append(r)
     entries = entry_parts(pq.read_table(vocab["concepts"]), pq.read_table(vocab["atoms"], columns=["cui", "lang", "str"]))
     corpus_rows = {task: pq.read_table(p).to_pylist() for task, p in corpora.items()}
+    item_docs = {task: _item_documents(task, rows, corpus_rows.get(task, []), entries) for task in corpora}
     counts: dict[str, dict] = {}
     confusion = []
     for task in TASKS:
@@ -69,7 +70,7 @@ def write_cells(assignments: str, corpora: dict[str, str], vocab: dict[str, str]
                 confusion += [{"set_id": r["id"], "lang": lang, "tier": r["tier"], "target_cui": r["cuis"][0],
                                "distractor_cuis": sorted(r["distractor_cuis"])} for r in cell]
             else:
-                docs = [{"_id": p["id"], "title": p["title"], "text": p["text"]} for p in corpus_rows[task]]
+                docs = list(item_docs[task])
                 qrels = sorted((r["id"], pid, 1) for r in cell for pid in r["passage_ids"])
             queries.sort(key=lambda q: q["_id"])
             docs.sort(key=lambda x: x["_id"])
@@ -93,6 +94,18 @@ def write_cells(assignments: str, corpora: dict[str, str], vocab: dict[str, str]
             }
     write_confusion_sets(confusion, out_dir / "cd")
     return counts
+
+
+def _item_documents(task: str, rows: list[dict], passages: list[dict], entries: dict) -> list[dict]:
+    """The corpus every language's cell of an item task shares: the passages the sources
+    loaded for the task, plus the concept entries its placed items point to (gold passages
+    of multiple-choice items whose answers are concepts, and their hard negatives: the
+    other options' concepts). A concept entry's id is its CUI."""
+    docs = {p["id"]: {"_id": p["id"], "title": p["title"], "text": p["text"]} for p in passages}
+    cuis = sorted({c for r in rows if r["task"] == task for c in r["passage_ids"] + (r["distractor_cuis"] or []) if c not in docs})
+    for c in cuis:
+        docs[c] = concept_entry(entries[c])
+    return [docs[k] for k in sorted(docs)]
 
 
 def write_confusion_sets(rows: list[dict], cd_dir: Path) -> None:

@@ -21,7 +21,7 @@ from pydantic import ValidationError
 from common.errors import InputError
 from schemas.records import Passage, SourceItem
 
-MCQ_PASSAGE_STYLES = ("answer", "qa")
+MCQ_PASSAGE_STYLES = ("answer", "qa", "concept")
 ITEM_TASKS = ("xqa", "evidence")
 
 
