@@ -125,3 +125,17 @@ def test_an_empty_corpus_or_one_without_tokens_retrieves_nothing():
     assert BM25Index([], tokenizer_for(REGISTRY["en"])).top("heart", 3) == []
     idx = BM25Index([("a", "..."), ("b", "—")], tokenizer_for(REGISTRY["en"]))
     assert idx.top("heart", 3) == [] and idx.within("heart", ["b", "a"]) == [("a", 0.0), ("b", 0.0)]
+
+
+@pytest.mark.parametrize("low,high,latin", [(32, 0x24F, True), (0x400, 0x4FF, False)])
+def test_words_fold_equals_fold_on_any_latin_or_cyrillic_text(low, high, latin):
+    """Property: the whole-string folding (with its ASCII fast path) gives the tokens of the
+    grounder's per-character fold, on random Latin (ASCII to Latin Extended-B) or Cyrillic text."""
+    from hypothesis import given, settings, strategies as st
+
+    @settings(max_examples=400, deadline=None, derandomize=True)
+    @given(st.text(alphabet=st.characters(min_codepoint=low, max_codepoint=high, exclude_categories=("Cs",)), max_size=50))
+    def check(text):
+        assert fold_words(text) == re.findall(r"[^\W_]+", fold_term(text, latin))
+
+    check()
