@@ -142,7 +142,7 @@ def _run(code: str, cwd, model) -> str:
 def test_the_cards_loading_snippets_run(sample_build, tiny):
     card = (sample_build["release"] / "README.md").read_text(encoding="utf-8")
     datasets_code, mteb_code, beir_code = _python_blocks(card, "## Loading")
-    assert _run(datasets_code, sample_build["base"], tiny) == "58 6 6 ['C0001339', 'C0001360', 'C0155686', 'C0396023']\n"
+    assert _run(datasets_code, sample_build["base"], tiny) == "58 6 6 ['C0004045', 'C0349476', 'C0546817', 'C3163894']\n"
     assert _run(beir_code, sample_build["base"], tiny) == "58 6 6\n"
     lines = _run(mteb_code, sample_build["base"], tiny).splitlines()
     assert [l.split()[0] for l in lines] == ["MMedBenchIR-XQARetrieval", "MMedBenchIR-CDReranking", "MMedBenchIR-EvidenceRetrieval"]
