@@ -40,7 +40,8 @@ import hashlib
 from collections.abc import Callable, Collection, Hashable, Iterable, Sequence
 from collections import defaultdict
 from functools import lru_cache
-from itertools import chain, islice, repeat
+from itertools import chain, islice
+from operator import itemgetter
 
 import numpy as np
 from datasketch import LeanMinHash, MinHash, MinHashLSH
@@ -113,6 +114,28 @@ def _pieces(joined: str, n: int) -> list[str]:
     return [joined[a:b] for a, b in zip(starts.tolist(), ends.tolist())]
 
 
+class _Index(dict):
+    """key -> row, numbering unseen keys as they are looked up (``__missing__``), so a
+    whole batch is looked up by one C-level call (``itemgetter(*keys)(index)``) with no
+    Python function call per key; ``new`` lists the keys numbered since it was reset."""
+
+    __slots__ = ("next", "new")
+
+    def __missing__(self, key):
+        i = self.next
+        self[key] = i
+        self.next = i + 1
+        self.new.append(key)
+        return i
+
+
+def _lookup(index: dict, keys: tuple) -> np.ndarray:
+    """np.intp array of ``index[k]`` for each key of ``keys``."""
+    if len(keys) > 1:
+        return np.fromiter(itemgetter(*keys)(index), dtype=np.intp, count=len(keys))
+    return np.array([index[k] for k in keys], dtype=np.intp)  # itemgetter(k) returns a scalar
+
+
 class _RowCache:
     """dict key -> row of a growing table of permuted values; row 0 is the 'empty' row
     (the scheme's maximum: identity of min, and an empty set's signature)."""
@@ -122,43 +145,53 @@ class _RowCache:
         self.clear()
 
     def clear(self) -> None:
-        self.rows: dict = {}
+        self.rows = _Index()
+        self.rows.next, self.rows.new = 1, []
         self.table = np.empty((min(self.max_rows, 4096), self.num_perm), dtype=self.dtype)
         self.table[0] = self.empty
         self.used = 1
 
-    def ids(self, flat: list, compute: Callable[[list], np.ndarray]) -> np.ndarray | None:
+    def ids(self, flat: tuple, compute: Callable[[list], np.ndarray]) -> np.ndarray | None:
         """Row of each key in ``flat``; unseen keys get rows ``compute(new keys)``.
         None if they do not fit (the caller then finishes with the table and clears it)."""
         rows = self.rows
-        ids = np.fromiter(map(rows.get, flat, repeat(-1)), dtype=np.intp, count=len(flat))
-        miss = np.flatnonzero(ids < 0)
-        if not miss.size:
-            return ids
-        missed = flat if miss.size == len(flat) else list(map(flat.__getitem__, miss.tolist()))
-        new = list(dict.fromkeys(missed))
-        lo, hi = self.used, self.used + len(new)
-        if hi > self.max_rows:
-            return None
-        values = compute(new)  # before touching the table: compute may use other caches
+        rows.new = new = []
+        try:
+            ids = _lookup(rows, flat)
+            if not new:
+                return ids
+            lo, hi = self.used, rows.next
+            if hi > self.max_rows:
+                self._forget(new)
+                return None
+            values = compute(new)  # before touching the table: compute may use other caches
+        except BaseException:  # e.g. a str that is not UTF-8 encodable: keep the cache consistent
+            self._forget(new)
+            raise
         if hi > len(self.table):
             grown = np.empty((min(self.max_rows, max(hi, 2 * len(self.table))), self.num_perm), dtype=self.dtype)
             grown[:lo] = self.table[:lo]
             self.table = grown
         self.table[lo:hi] = values
-        rows.update(zip(new, range(lo, hi)))
         self.used = hi
-        ids[miss] = np.fromiter(map(rows.__getitem__, missed), dtype=np.intp, count=len(missed))
         return ids
 
-    def local(self, flat: list, compute: Callable[[list], np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    def _forget(self, new: list) -> None:
+        """Undo the numbering of ``new`` (keys that got no row)."""
+        for k in new:
+            del self.rows[k]
+        self.rows.next = self.used
+        new.clear()
+
+    def local(self, flat: tuple, compute: Callable[[list], np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
         """(table, ids) outside the cache, for a batch with more distinct keys than fit."""
-        new = list(dict.fromkeys(flat))
-        table = np.empty((1 + len(new), self.num_perm), dtype=self.dtype)
+        local = _Index()
+        local.next, local.new = 1, []
+        ids = _lookup(local, flat)
+        table = np.empty((local.next, self.num_perm), dtype=self.dtype)
         table[0] = self.empty
-        table[1:] = compute(new)
-        local = dict(zip(new, range(1, 1 + len(new))))
-        return table, np.fromiter(map(local.__getitem__, flat), dtype=np.intp, count=len(flat))
+        table[1:] = compute(local.new)
+        return table, ids
 
 
 def _minima(table: np.ndarray, lens: np.ndarray, ids: np.ndarray) -> np.ndarray:
@@ -260,7 +293,7 @@ class MinHasher:
         sha1 = _sha1
         # hashfunc: sha1_hash32 = struct.unpack("<I", sha1(data).digest()[:4])[0]
         #           (sha1_hash64: "<Q", [:8]); str keys are hashed as their UTF-8 bytes.
-        digests = b"".join([sha1(k.encode("utf-8") if type(k) is str else k).digest()[:nb] for k in keys])
+        digests = b"".join([sha1(k.encode("utf-8") if isinstance(k, str) else k).digest()[:nb] for k in keys])
         hv = np.frombuffer(digests, dtype="<u8" if nb == 8 else "<u4").astype(np.uint64 if nb == 8 else np.uint32)
         a, b = self._a, self._b
         if self.scheme == _LEGACY:
@@ -307,7 +340,7 @@ class MinHasher:
             except TypeError:  # sets without len(): materialise them
                 group = [list(g) for g in group]
                 lens = np.fromiter(map(len, group), dtype=np.intp, count=len(group))
-            flat = list(chain.from_iterable(group))
+            flat = tuple(chain.from_iterable(group))
             del group
             ids = cache.ids(flat, compute)
             if ids is None:  # the table is full: finish what uses it, then empty it
@@ -360,7 +393,7 @@ class MinHasher:
                 out[short_ix] = self._set_minima([{norms[i]} if norms[i] else () for i in short_ix])
             if long_ix:
                 longs = norms if len(long_ix) == len(norms) else [norms[i] for i in long_ix]
-                flat = _pieces("\n".join(longs), n)
+                flat = tuple(_pieces("\n".join(longs), n))
                 lens = np.fromiter((t.count(" ") + 1 for t in longs), dtype=np.intp, count=len(longs))
                 ids = pieces.ids(flat, piece_rows)
                 if ids is None:
