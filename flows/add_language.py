@@ -16,6 +16,9 @@ from schemas.config import load_config
 from common.errors import InputError
 from flows.inputs import input_files, next_minor, plan_addition
 from tasks.release.stage import assemble_release
+from flows import progress
+
+assemble_release = progress.stepped("release", assemble_release)  # a progress line when written
 
 
 @flow(name="add_language", log_prints=False, validate_parameters=False)

@@ -12,8 +12,11 @@ from schemas.config import LoadedConfig, load_config
 from common.errors import InputError
 import tasks.grounding.stage  # heavy imports once, in this thread, before tasks run on a pool
 from flows import prefect_tasks as pt
+from flows import progress
 from flows.inputs import input_files as _input_files
 from tasks.release.stage import assemble_release
+
+assemble_release = progress.stepped("release", assemble_release)  # a progress line when written
 
 
 class Counter:
@@ -24,8 +27,11 @@ class Counter:
         self.cached = 0
 
     def future(self, fut):
+        progress.current().waiting(fut.task_run_id)
         fut.wait()
-        return self.result(fut.state)
+        value = self.result(fut.state)
+        progress.current().finished(fut.task_run_id)
+        return value
 
     def result(self, state):
         self.runs += 1

@@ -16,6 +16,7 @@ from pathlib import Path
 from prefect import task
 
 from flows.caching import content_key, task_cache_key
+from flows.progress import track_submits
 from common.errors import InputError
 
 INPUT_ERROR = "__input_error__"
@@ -39,7 +40,7 @@ def stage(name: str):
 
         sig = inspect.signature(fn)
         wrapper.__signature__ = sig.replace(parameters=list(sig.parameters.values())[1:])
-        return task(name=name, cache_key_fn=task_cache_key, persist_result=True)(wrapper)
+        return track_submits(task(name=name, cache_key_fn=task_cache_key, persist_result=True)(wrapper), name)
 
     return deco
 

@@ -24,6 +24,16 @@ def _fail(message: str, code: int = 2) -> None:
     raise typer.Exit(code)
 
 
+QUIET_HELP = "No progress lines on stderr (by default one per finished stage or shard, and one every 30 s of silence)."
+
+
+def _progress(quiet: bool):
+    """Progress lines on stderr for the duration of a flow (flows/progress.py)."""
+    from flows.progress import for_command, reporting
+
+    return reporting(for_command(quiet))
+
+
 def _prefect_environment(loaded, work_dir: Optional[Path], verbose: bool) -> Path:
     """Settings Prefect reads at import, so set before any flow module is imported."""
     work = work_dir.resolve() if work_dir else loaded.resolve(loaded.config.work_dir)
@@ -46,6 +56,7 @@ def build(
     runner: str = typer.Option("local", "--runner", help="Task runner: 'local' (threads) or 'dask'."),
     address: Optional[str] = typer.Option(None, "--address", help="Dask scheduler address for --runner dask."),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Show Prefect's own log lines."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help=QUIET_HELP),
     evaluate: List[str] = typer.Option([], "--evaluate", help="Score the release with this retriever before its audit "
                                        "(bm25, dense:MODEL_DIR); the card shows the table. Repeatable."),
 ) -> None:
@@ -67,8 +78,9 @@ def build(
         flow_fn = with_runner(runner, address)
     except InputError as exc:
         _fail(str(exc))
-    result = flow_fn(str(config), version, str(release_dir) if release_dir else None,
-                                str(work), evaluate)
+    with _progress(quiet):
+        result = flow_fn(str(config), version, str(release_dir) if release_dir else None,
+                                    str(work), evaluate)
     if "error" in result:
         _fail(result["error"])
     cells = result["cells"]
@@ -87,6 +99,7 @@ def add_language(
     release_dir: Optional[Path] = typer.Option(None, "--release-dir", help="Where to write it (default: beside the base)."),
     work_dir: Optional[Path] = typer.Option(None, "--work-dir", help="Cache of intermediate results (default: the config's)."),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Show Prefect's own log lines."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help=QUIET_HELP),
 ) -> None:
     """Add languages to a release: build only their cells, keep every existing cell as is."""
     try:
@@ -101,7 +114,8 @@ def add_language(
     work = _prefect_environment(loaded, work_dir, verbose)
     from flows.add_language import add_language_flow
 
-    result = add_language_flow(str(base), str(config), version, str(release_dir) if release_dir else None, str(work))
+    with _progress(quiet):
+        result = add_language_flow(str(base), str(config), version, str(release_dir) if release_dir else None, str(work))
     if "error" in result:
         _fail(result["error"])
     typer.echo(f"release {result['release']} {result['status']} (added {', '.join(result['added'])}); audit passed; "
