@@ -176,6 +176,18 @@ class _RowCache:
         self.used = hi
         return ids
 
+    def _store(self, values: np.ndarray) -> None:
+        """Append rows ``values`` to the table (past max_rows if they do not fit: the
+        caller clears the cache once it has used them)."""
+        lo = self.used
+        hi = lo + len(values)
+        if hi > len(self.table):
+            grown = np.empty((max(hi, min(self.max_rows, 2 * len(self.table))), self.num_perm), dtype=self.dtype)
+            grown[:lo] = self.table[:lo]
+            self.table = grown
+        self.table[lo:hi] = values
+        self.used = self.rows.next = hi
+
     def _forget(self, new: list) -> None:
         """Undo the numbering of ``new`` (keys that got no row)."""
         for k in new:
@@ -323,41 +335,39 @@ class MinHasher:
         cache, compute = self._shingles, self._permuted
         it = iter(shingle_sets)
         done: list[np.ndarray] = []
-        pending: list[tuple[np.ndarray, np.ndarray]] = []  # (lens, ids) per group
-
-        def flush(table):
-            if pending:
-                done.append(_minima(table, *_cat(pending)))
-                pending.clear()
-
-        n_pending = 0
         while True:
-            group = list(islice(it, self.group))
-            if not group:
-                break
+            rows = cache.rows
+            rows.new = new = []  # keys numbered in this chunk: rows computed at its end
+            found: list[tuple] = []  # rows of each set's keys
+            lens: list[int] = []
             try:
-                lens = np.fromiter(map(len, group), dtype=np.intp, count=len(group))
-            except TypeError:  # sets without len(): materialise them
-                group = [list(g) for g in group]
-                lens = np.fromiter(map(len, group), dtype=np.intp, count=len(group))
-            flat = tuple(chain.from_iterable(group))
-            del group
-            ids = cache.ids(flat, compute)
-            if ids is None:  # the table is full: finish what uses it, then empty it
-                flush(cache.table)
-                n_pending = 0
+                # One set at a time, with C-level calls only (looked up while its strings
+                # are in the CPU cache, then freed, so the next set reuses that memory).
+                for s in islice(it, self.chunk):
+                    try:
+                        k = len(s)
+                    except TypeError:  # sets without len(): materialise them
+                        s = list(s)
+                        k = len(s)
+                    lens.append(k)
+                    if k > 1:
+                        found.append(itemgetter(*s)(rows))
+                    elif k:
+                        found.append(tuple(map(rows.__getitem__, s)))
+                if not lens:
+                    break
+                values = compute(new) if new else None
+            except BaseException:  # e.g. a str that is not UTF-8 encodable: keep the cache consistent
+                cache._forget(new)
+                raise
+            if values is not None:
+                cache._store(values)
+            lens_a = np.array(lens, dtype=np.intp)
+            ids = np.fromiter(chain.from_iterable(found), dtype=np.intp, count=int(lens_a.sum()))
+            del found
+            done.append(_minima(cache.table, lens_a, ids))
+            if cache.used > cache.max_rows:  # a chunk may overfill the table: start afresh
                 cache.clear()
-                ids = cache.ids(flat, compute)
-                if ids is None:
-                    table, ids = cache.local(flat, compute)
-                    done.append(_minima(table, lens, ids))
-                    continue
-            pending.append((lens, ids))
-            n_pending += len(lens)
-            if n_pending >= self.chunk:
-                flush(cache.table)
-                n_pending = 0
-        flush(cache.table)
         if not done:
             return np.empty((0, self.num_perm), dtype=self._work)
         return done[0] if len(done) == 1 else np.concatenate(done)
