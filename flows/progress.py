@@ -3,8 +3,8 @@
     [ 02:13] ground        5/7 shards
 
 and, when nothing has been printed for ``heartbeat`` seconds, a line for the stage the
-flow is waiting on (``[ 05:43] allocate      0/1 (running)``), so a long single task is
-never silent. Plain lines only, TTY or not: no carriage-return redraws, so CI logs read
+flow is waiting on (``[ 05:43] allocate      0/1 (running)``; ``[ 00:30] start (running)``
+while Prefect starts), so a long single task is never silent. Plain lines only, TTY or not: no carriage-return redraws, so CI logs read
 the same as a terminal. Elapsed time goes to this stream only, never into an output.
 
 The flow side is two calls: :meth:`Progress.submitted` when a task is submitted (the
@@ -43,8 +43,12 @@ def format_clock(elapsed_s: float) -> str:
     return f"{minutes:02d}:{seconds:02d}"
 
 
-def format_line(elapsed_s: float, stage: str, done: int, total: int, unit: str = "", note: str = "") -> str:
-    """One progress line: ``[ 02:13] ground        5/7 shards``, ``(note)`` appended if any."""
+def format_line(elapsed_s: float, stage: str, done: int | None, total: int | None, unit: str = "",
+                note: str = "") -> str:
+    """One progress line: ``[ 02:13] ground        5/7 shards``, ``(note)`` appended if
+    any; without a count (``done`` None) the stage name is not padded."""
+    if done is None:
+        return " ".join(x for x in (f"[{format_clock(elapsed_s):>6}]", stage, f"({note})" if note else "") if x)
     line = f"[{format_clock(elapsed_s):>6}] {stage:<13} {done}/{total}"
     if unit:
         line += f" {unit}"
@@ -113,10 +117,18 @@ class Progress:
         self.stream.flush()
 
     def beat(self) -> None:
-        """The heartbeat line, if nothing was printed for ``heartbeat`` seconds."""
+        """The heartbeat line, if nothing was printed for ``heartbeat`` seconds: for the
+        stage waited on, or ``start`` before any was submitted (Prefect starting up)."""
         with self._lock:
-            if self._waiting is not None and self._clock() - self._last >= self.heartbeat:
+            now = self._clock()
+            if now - self._last < self.heartbeat:
+                return
+            if self._waiting is not None:
                 self._emit(self._waiting, "running")
+            elif not self._counts and self.stream is not None:
+                self._last = now
+                self.stream.write(format_line(now - self._start, "start", None, None, note="running") + "\n")
+                self.stream.flush()
 
     def start(self) -> None:
         if self.stream is None or self._thread is not None:

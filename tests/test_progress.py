@@ -11,6 +11,7 @@ import pytest
 from flows.progress import Progress, current, format_clock, format_line, reporting, stepped
 
 LINE = re.compile(r"^\[ ?\d{2,}:\d{2}\] (\S+) +(\d+)/(\d+)( shards)?( \(running\))?$")
+START = re.compile(r"^\[ ?\d{2,}:\d{2}\] start \(running\)$")
 
 
 class Clock:
@@ -27,6 +28,7 @@ def test_format_line_exact():
     assert format_line(343, "allocate", 0, 1, note="running") == "[ 05:43] allocate      0/1 (running)"
     assert format_line(7507, "realize", 12, 42, "shards") == "[125:07] realize       12/42 shards"
     assert format_line(5, "a_very_long_stage", 1, 2) == "[ 00:05] a_very_long_stage 1/2"
+    assert format_line(30, "start", None, None, note="running") == "[ 00:30] start (running)"
 
 
 def test_format_clock():
@@ -59,10 +61,17 @@ def test_lines_as_runs_finish_with_totals_of_what_was_submitted():
 def test_heartbeat_only_after_silence_and_only_while_waiting():
     out, clock = io.StringIO(), Clock()
     p = Progress(out, heartbeat=30, clock=clock)
-    p.submitted("allocate", "a")
-    clock.now += 100
+    clock.now += 29
     p.beat()
-    assert out.getvalue() == ""  # nothing waited on yet
+    assert out.getvalue() == ""
+    clock.now += 1
+    p.beat()  # nothing submitted yet: Prefect is starting
+    assert out.getvalue() == "[ 00:30] start (running)\n"
+    out.truncate(0), out.seek(0)
+    p.submitted("allocate", "a")
+    clock.now += 70
+    p.beat()
+    assert out.getvalue() == ""  # submitted, not yet waited on
     p.waiting("a")
     p.beat()
     clock.now += 29
@@ -157,5 +166,5 @@ def test_build_prints_stage_and_shard_counts(sample_build, tmp_path, monkeypatch
     quiet = runner.invoke(app, ["build", "--config", str(SAMPLE_CONFIG), "--release-dir", str(tmp_path / "b"),
                                 "--work-dir", work, "--quiet"])
     assert quiet.exit_code == 0, quiet.output
-    assert not any(LINE.match(l) for l in quiet.stderr.splitlines())
+    assert not any(LINE.match(l) or START.match(l) for l in quiet.stderr.splitlines())
     assert quiet.stdout.replace(str(tmp_path / "b"), "R") == result.stdout.replace(str(tmp_path / "a"), "R")

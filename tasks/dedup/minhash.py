@@ -245,7 +245,7 @@ def _minima(table: np.ndarray, lens: np.ndarray, ids: np.ndarray) -> np.ndarray:
                 o = int(order[r])
                 np.minimum(acc[r], table[ids[starts[o] + j : stops[o]]].min(axis=0), out=acc[r])
             break
-        np.take(table, by_pos[offset_l[j] : offset_l[j] + k], axis=0, out=buf[:k])
+        np.take(table, by_pos[offset_l[j] : offset_l[j] + k], axis=0, out=buf[:k], mode="clip")  # ids are valid: no bounds check
         np.minimum(acc[:k], buf[:k], out=acc[:k])
     return acc[rank]
 
