@@ -11,8 +11,11 @@ work is shared between texts, because character n-grams repeat heavily across te
 * The signature of a set is the column-wise minimum of its rows, taken for a whole
   chunk of sets with two numpy calls per shingle *position* (sets sorted by size, so the
   sets still alive at position j are a prefix): ``acc[:k] = min(acc[:k], table[ids_j])``.
-* Sets are looked up a small group at a time as they arrive, so a generator of freshly
-  made shingle sets is looked up while its strings are still in the CPU cache.
+* Each set is looked up as it arrives, by C-level calls only (``itemgetter(*set)`` on
+  a dict whose ``__missing__`` numbers unseen shingles: no Python call per shingle), so
+  a generator's freshly made set is looked up while its strings are in the CPU cache,
+  then freed, and the next set reuses that memory. The rows of the shingles first seen
+  in a chunk are computed at the end of the chunk, all at once.
 * From texts (:meth:`MinHasher.text_signatures`), the n-grams of a normalised text are
   covered by one "piece" per word: the word, its trailing space and the next n-1
   characters. The n-grams of the pieces are exactly the n-grams of the text (every
@@ -24,7 +27,9 @@ Results are the matrix of datasketch ``hashvalues`` (one row per set, in the sch
 dtype: uint32 for "affine32", datasketch 2.x's default and what ``MinHash(num_perm,
 seed)`` uses; uint64 for "legacy" and "affine64"). An empty set gives the row of an
 empty datasketch MinHash (every value the scheme's maximum), as ``update_batch([])``.
-Caches are bounded and emptied when full: results never depend on them, only speed.
+Caches are bounded and emptied when full (the shingle table may overshoot its bound
+by one chunk's new shingles before it is emptied): results never depend on them, only
+speed.
 
 Rows become :class:`datasketch.LeanMinHash` objects through :func:`to_lean` (slots set
 directly, no validation or copy), which :class:`datasketch.MinHashLSH` accepts like any
@@ -264,7 +269,7 @@ class MinHasher:
             (what ``MinHash(num_perm, seed)`` uses, "affine32" in datasketch 2.x).
         chunk: sets whose minima are taken together (bounds the temporary arrays:
             about chunk x num_perm x 12 bytes plus the chunk's shingle count x 40 bytes).
-        group: sets (texts) looked up together (see :meth:`signatures`).
+        group: unused, kept for compatibility (sets are now looked up one at a time).
         cache_bytes: memory bound of each cached table (shingles; pieces of texts).
     """
 
@@ -325,9 +330,9 @@ class MinHasher:
         inside a set do not matter; an empty set gives an empty MinHash's values.
 
         ``shingle_sets`` may be a generator (e.g. ``(char_shingles(t, 5) for t in
-        texts)``): it is consumed ``group`` sets at a time, and each group is looked up
-        while its freshly made strings are still in the CPU cache, which is markedly
-        faster than looking up a large list of sets made earlier."""
+        texts)``): each set is looked up as it comes, while its freshly made strings are
+        still in the CPU cache, which is markedly faster than looking up a large list of
+        sets made earlier."""
         res = self._set_minima(shingle_sets)
         return res if res.dtype == self.dtype else res.astype(self.dtype)
 
