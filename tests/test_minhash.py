@@ -192,3 +192,16 @@ def test_lsh_insert_many_rejects_what_insert_rejects():
     with pytest.raises(ValueError, match="keys for"):
         lsh_insert_many(lsh, ["c"], sigs, 1)
     lsh_insert_many(lsh, ["b"], sigs[:1], 1, check_duplication=False)  # as lsh.insert allows
+
+
+def test_a_failed_call_leaves_the_caches_consistent():
+    """A shingle datasketch cannot hash (a lone surrogate: not UTF-8 encodable) raises as
+    datasketch does; shingles numbered before the error get no stale row."""
+    hasher = MinHasher(16, 1)
+    with pytest.raises(UnicodeEncodeError):
+        MinHash(num_perm=16, seed=1).update_batch(["x\ud800y".encode("utf-8")])
+    for bad in ([{"abcde", "bcdef"}, {"x\ud800y"}], [{"abcde"}, {"bcdef", "x\ud800y"}]):
+        with pytest.raises(UnicodeEncodeError):
+            hasher.signatures(bad)
+    sets = [{"abcde"}, {"abcde", "bcdef"}, {"bcdef"}]
+    assert_identical(hasher.signatures(sets), reference_matrix(sets, 16, 1))
