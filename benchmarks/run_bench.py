@@ -39,6 +39,7 @@ sys.path.insert(0, str(ROOT))
 
 STAGES = ["read", "vocabulary", "sources", "memory", "index", "ground", "realize", "allocate", "release"]
 TASKS = ("xqa", "evidence", "cd")
+MIN_AVAILABLE = 1 << 30  # bytes of free memory left on the machine below which a run is stopped
 
 
 def tree_rss(proc: psutil.Process) -> tuple[int, int]:
@@ -73,10 +74,14 @@ class TreeSampler:
         self._t = threading.Thread(target=self._run, daemon=True)
 
     def _run(self):
+        n = 0
         while not self._stop.wait(self.interval):
             rss, largest = tree_rss(self.proc)
             self.peak, self.largest = max(self.peak, rss), max(self.largest, largest)
-            if self.limit and rss > self.limit and not self.over:
+            n += 1
+            # the machine is shared: also stop before the whole machine runs out of memory
+            starving = self.limit and n % 10 == 0 and psutil.virtual_memory().available < MIN_AVAILABLE
+            if self.limit and (rss > self.limit or starving) and not self.over:
                 self.over = True
                 if self.on_limit:
                     self.on_limit(rss)
@@ -87,7 +92,12 @@ class TreeSampler:
 
     def __exit__(self, *exc):
         self._stop.set()
-        self._t.join()
+        while self._t.is_alive():
+            try:
+                self._t.join()
+            except KeyboardInterrupt:  # the limit's interrupt may land here, after the stage's last bytecode
+                if not self.over:
+                    raise
         rss, largest = tree_rss(self.proc)
         self.peak, self.largest = max(self.peak, rss), max(self.largest, largest)
 
@@ -110,7 +120,8 @@ class Meter:
         killer: list[threading.Timer] = []
 
         def on_limit(rss):
-            print(f"!! {name}: process tree at {rss / 2**30:.1f} GB, past the limit: stopping the stage", flush=True)
+            print(f"!! {name}: process tree at {rss / 2**30:.1f} GB (machine: {psutil.virtual_memory().available / 2**30:.1f} GB "
+                  "available): stopping the stage", flush=True)
             for c in _children(proc):
                 c.kill()
             _thread.interrupt_main()  # raises KeyboardInterrupt in the stage, at its next bytecode
@@ -134,10 +145,18 @@ class Meter:
             except KeyboardInterrupt:
                 if not sampler.over:
                     raise
-                info["aborted"] = f"tree RSS past {self.limit / 2**30:.0f} GB"
+                info["aborted"] = f"tree RSS past {self.limit / 2**30:.1f} GB or machine below {MIN_AVAILABLE >> 30} GB available"
             finally:
                 for k in killer:
                     k.cancel()
+        if sampler.over:
+            for _ in range(3):  # a pending interrupt is delivered at the next bytecodes: absorb it here
+                try:
+                    time.sleep(0.01)
+                except KeyboardInterrupt:
+                    pass
+            info.setdefault("aborted", f"tree RSS past {self.limit / 2**30:.1f} GB or machine below "
+                                       f"{MIN_AVAILABLE >> 30} GB available (at the end of the stage)")
         row = {"stage": name, "wall_s": round(time.perf_counter() - wall0, 2),
                "cpu_s": round(time.process_time() - cpu0 + _children_cpu() - ch0, 2),
                "peak_rss_mb": round(sampler.peak / 2**20), **info}
@@ -327,7 +346,7 @@ def timed_cli(args: list[str], env: dict, log: Path, limit: int | None) -> dict:
            "largest_process_rss_mb": round(sampler.largest / 2**20), "exit_code": code,
            "summary": next((l for l in lines if l.startswith("release ") or l.startswith("audit")), lines[-1] if lines else "")}
     if sampler.over:
-        row["aborted"] = f"tree RSS past {limit / 2**30:.0f} GB"
+        row["aborted"] = f"tree RSS past {limit / 2**30:.1f} GB or machine below {MIN_AVAILABLE >> 30} GB available"
     print(json.dumps(row), flush=True)
     return row
 
