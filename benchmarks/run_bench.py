@@ -127,8 +127,11 @@ class Meter:
             _thread.interrupt_main()  # raises KeyboardInterrupt in the stage, at its next bytecode
 
             def hard():  # a long C call never reaches a bytecode: give up on the whole run
-                self.rows.append({"stage": name, "aborted": f"tree RSS {rss / 2**30:.1f} GB > limit, process killed",
-                                  "peak_rss_mb": round(rss / 2**20), **extra})
+                self.rows.append({"stage": name, "wall_s": round(time.perf_counter() - wall0, 2),
+                                  "cpu_s": round(time.process_time() - cpu0 + _children_cpu() - ch0, 2),
+                                  "peak_rss_mb": round(rss / 2**20), **extra,
+                                  "aborted": f"tree RSS {rss / 2**30:.1f} GB past the limit or the machine short of memory: "
+                                             "process killed, stage not finished"})
                 self.save()
                 print(f"!! {name}: still running 20 s later: exiting", flush=True)
                 os._exit(3)
