@@ -494,8 +494,9 @@ def section(bench: dict) -> str:
         for r in bench["stages"]:
             notes = ", ".join(f"{k}={v}" for k, v in r.items() if k not in ("stage", "wall_s", "cpu_s", "peak_rss_mb"))
             lines.append(f"| {r['stage']} | {r.get('wall_s', '')} | {r.get('cpu_s', '')} | {r.get('peak_rss_mb', '')} | {notes} |")
-        total = sum(r.get("wall_s", 0) for r in bench["stages"] if not r["stage"].startswith("read MRCONSO"))
-        lines += ["", f"Sum of stages (without the separate MRCONSO reads): {total:.0f} s.", ""]
+        total = sum(r["wall_s"] for r in bench["stages"]
+                    if isinstance(r.get("wall_s"), (int, float)) and not r["stage"].startswith("read MRCONSO"))
+        lines += ["", f"Sum of the stages' wall times (without the separate MRCONSO reads): {total:.0f} s.", ""]
     return "\n".join(lines)
 
 
