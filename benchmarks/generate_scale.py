@@ -62,7 +62,7 @@ QUESTION_LANGS = ["zh", "ja", "fr", "ru", "es"]  # native / translated languages
 @dataclass(frozen=True)
 class Preset:
     name: str
-    mrconso_rows: int  # generation stops at the first tree that reaches it
+    mrconso_rows: int  # generation stops at the first tree that reaches it (and min_concepts)
     xqa_en: int
     xqa_native: int  # per non-English language
     ev_en: int
@@ -74,13 +74,23 @@ class Preset:
     dup_share: float = 0.025  # same-language near-duplicates of English questions
     xdup_share: float = 0.007  # cross-lingual duplicates (a native question = an English one)
     exact_share: float = 0.003  # exact duplicates under another id
+    min_concepts: int = 0  # ... and keeps going until the vocabulary has this many concepts
 
 
 PAPER_QUOTAS = {"xqa": 1021, "evidence": 340, "cd": 829}
+# 'full': the size of a full UMLS release, with the questions, passages, memory and quotas
+# of 'paper' (issue #14: at least 16M MRCONSO rows and 3M concepts). A release of 2024AA has
+# about 3.38M concepts from 187 source vocabularies (https://grokipedia.com/page/unified_medical_language_system,
+# citing NLM); a 2017AA MRCONSO held about 3.4M CUIs (https://github.com/cambridgeltl/sapbert/issues/3).
+# The language mix (COVERAGE, OTHER_SOURCES) is this generator's own estimate: published
+# per-LAT counts of a recent release were not found (NLM's statistics page was not reachable
+# from here); the one public per-language breakdown found is 2003AA's MRCON (82.6% English,
+# then German, Spanish, Portuguese, Russian, ...: http://www.d.umn.edu/~mich0212/research/UMLS/umls-notes.txt),
+# far older than SNOMED CT's Spanish edition, MedDRA's Japanese and HPO's Chinese.
 PRESETS = {
     "tiny": Preset("tiny", 20_000, 260, 30, 130, 12, 1_400, 60, {"xqa": 50, "evidence": 20, "cd": 40}),
     "paper": Preset("paper", 3_050_000, 6_500, 500, 3_200, 200, 96_000, 2_000, PAPER_QUOTAS),
-    "full": Preset("full", 17_000_000, 6_500, 500, 3_200, 200, 96_000, 2_000, PAPER_QUOTAS),
+    "full": Preset("full", 17_000_000, 6_500, 500, 3_200, 200, 96_000, 2_000, PAPER_QUOTAS, min_concepts=3_000_000),
 }
 
 
@@ -1089,7 +1099,7 @@ class Vocabulary:
         self.preset = preset
         self.target = preset.mrconso_rows
         self.w = RRFWriter(out)
-        self.est_concepts = max(1000, int(self.target / ATOMS_PER_CONCEPT))
+        self.est_concepts = max(1000, int(self.target / ATOMS_PER_CONCEPT), preset.min_concepts)
         self.gap = max(1, int(1.6 * 9_400_000 / self.est_concepts) - 1)
         self.cui_num = self.rng.randint(5, 200)
         self.aui = Permuted("A", 8, 73939133, 10_000_019)
@@ -1556,7 +1566,7 @@ class Vocabulary:
         weights = [TREE_WEIGHTS[g] for g in groups]
         for g in groups:
             self.root(g)
-        while self.w.rows["MRCONSO.RRF"] < self.target:
+        while self.w.rows["MRCONSO.RRF"] < self.target or self.concepts < self.preset.min_concepts:
             g = self.rng.choices(groups, weights)[0]
             if not self.tree(g):
                 weights[groups.index(g)] = 0.0

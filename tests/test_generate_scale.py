@@ -246,3 +246,21 @@ def test_tiny_builds_an_audited_release(tiny, prefect_harness, tmp_path):
     assert report.passed, [c for c in report.checks if not c.passed]
     new = json.loads((Path(added["release"]) / "manifest.json").read_text())["cells"]
     assert all(new[f"{t}/de"]["queries"] > 0 for t in ("xqa", "cd", "evidence"))
+
+
+def test_full_preset_is_a_full_release_with_paper_quotas():
+    full, paper = gs.PRESETS["full"], gs.PRESETS["paper"]
+    assert full.mrconso_rows >= 16_000_000 and full.min_concepts >= 3_000_000
+    assert full.quotas == paper.quotas == {"xqa": 1021, "evidence": 340, "cd": 829}
+    assert (full.xqa_en, full.xqa_native, full.ev_en, full.ev_native, full.background) == \
+        (paper.xqa_en, paper.xqa_native, paper.ev_en, paper.ev_native, paper.background)
+
+
+def test_generation_goes_on_until_the_concept_floor(tmp_path):
+    # a row target alone gives about 5 rows per concept: 2,000 rows would stop near 400 concepts
+    mini = gs.Preset("mini", 2_000, 20, 3, 10, 2, 40, 5, {"xqa": 5, "evidence": 2, "cd": 4}, min_concepts=1_200)
+    counts = gs.generate(mini, tmp_path / "mini", seed=0)
+    rows = (tmp_path / "mini" / "umls" / "MRCONSO.RRF").read_bytes().count(b"\n")
+    cuis = {line.split(b"|", 1)[0] for line in (tmp_path / "mini" / "umls" / "MRCONSO.RRF").read_bytes().splitlines()}
+    assert counts["umls"]["concepts"] == len(cuis) >= 1_200
+    assert counts["umls"]["rows"]["MRCONSO.RRF"] == rows > 2_000 * 2
