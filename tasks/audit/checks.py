@@ -264,6 +264,8 @@ def check_tiers(rel: Release) -> tuple[AuditCheck, dict]:
             failures.append(f"mean target-distractor similarity not increasing easy<medium<hard: {sims}")
         for (a, b) in (("easy", "medium"), ("medium", "hard")):
             pa_, pb = stats[a]["bm25_accuracy"], stats[b]["bm25_accuracy"]
+            if pa_ is None or pb is None:  # sets without queries: nothing measured (check_confusion_consistency says so)
+                continue
             na, nb = max(1, stats[a]["bm25_n"]), max(1, stats[b]["bm25_n"])
             # a harder tier may not be *significantly* easier for BM25: two standard errors
             # of the difference, so that a few sets cannot fail a small release by chance

@@ -1,0 +1,1031 @@
+"""Tests that kill mutants: each pins one contract of a core pure module that a one-token
+change (`>=` -> `>`, a dropped `sorted`, `> 0` -> `>= 0`, ...) would break, on inputs
+small enough to run in well under a second. benchmarks/mutation.py measures how many
+mutants the suite kills (docs/testing.md); the contracts here are the ones the fast
+suite used to let through, plus those the measurement found unguarded.
+
+Sections: near-duplicates (tasks/dedup), the RRF reader (umls/rrf.py), confusion sets
+(tasks/allocation/confusion.py), the allocator (tasks/allocation/allocator.py), the
+audit's checks on small crafted releases (tasks/audit/checks.py).
+"""
+from __future__ import annotations
+
+import errno
+import hashlib
+import json
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from common.errors import InputError
+from common.text import char_shingles, jaccard
+
+
+
+# ============================================================================ near-duplicates
+
+from tasks.dedup.minhash import MinHasher  # noqa: E402
+from tasks.dedup.near_duplicates import Duplicate, NearDuplicateIndex, find_duplicates, signature  # noqa: E402
+
+A, B = "abcdefgh", "abcdefgi"  # 1-character shingles: Jaccard exactly 7/9
+
+
+def test_a_candidate_at_exactly_the_threshold_is_a_near_duplicate():
+    """`j >= threshold`: the threshold itself counts (the config says "Jaccard threshold")."""
+    threshold = jaccard(char_shingles(A, 1), char_shingles(B, 1))
+    assert threshold == 7 / 9
+    index = NearDuplicateIndex(threshold, 128, 1)
+    index.add("kept", "ns", A, 1)
+    assert index.find("new", "ns", B, 1) == Duplicate("new", "kept", "ns", threshold)
+
+
+def test_a_candidate_below_the_threshold_is_not_a_near_duplicate():
+    """LSH proposes this pair (7/9 < 0.8); the exact Jaccard must refuse it."""
+    index = NearDuplicateIndex(0.8, 128, 0)
+    index.add("kept", "ns", A, 1)
+    assert index._lsh["ns"].query(index._signature(char_shingles(B, 1))) == ["kept"]  # the precondition
+    assert index.find("new", "ns", B, 1) is None
+
+
+def test_equally_similar_candidates_resolve_to_the_smallest_id():
+    """Candidates are examined in sorted order and only a strictly better one replaces the
+    best: whatever order LSH returns them in, the answer is the same."""
+    query = "abcdefghij"
+    kept = ["abcdefghiX", "abcdefghYj", "abcdefgZij", "abcdefWhij", "abcdeVghij", "abcdUfghij"]
+    index = NearDuplicateIndex(0.7, 128, 1)
+    for item_id, text in zip("fedcba", kept):
+        index.add(item_id, "ns", text, 1)
+    assert len({jaccard(char_shingles(query, 1), char_shingles(t, 1)) for t in kept}) == 1
+    assert index.find("q", "ns", query, 1).kept_id == "a"
+
+
+def test_the_most_similar_candidate_wins():
+    index = NearDuplicateIndex(0.6, 128, 1)
+    index.add("a", "ns", "abcdefghXY", 1)  # 8/12 with the query
+    index.add("b", "ns", "abcdefghiX", 1)  # 9/11 with the query
+    dup = index.find("q", "ns", "abcdefghij", 1)
+    assert (dup.kept_id, dup.jaccard) == ("b", 9 / 11)
+
+
+def test_exact_duplicates_and_an_item_never_duplicates_itself():
+    index = NearDuplicateIndex(0.7, 128, 1)
+    assert index.find("x", "ns", A, 1) is None  # empty index
+    index.add("a", "ns", A, 1)
+    assert index.find("b", "ns", A, 1) == Duplicate("b", "a", "ns", 1.0)
+    assert index.find("a", "ns", A, 1) is None  # the exact entry is its own
+    assert index.find("a", "ns", B, 1) is None  # LSH proposes it; it is skipped
+    assert index.find("b", "other", A, 1) is None  # namespaces are apart
+    assert index.find("b", "ns", "", 1) is None  # no shingles, nothing to compare
+
+
+def test_adding_twice_or_adding_nothing_is_harmless():
+    index = NearDuplicateIndex(0.7, 128, 1)
+    index.add("a", "ns", A, 1)
+    index.add("a", "ns", A, 1)  # datasketch would refuse a second insert of the key
+    index.add("e", "ns", "  ", 1)  # nothing to index
+    assert index.find("b", "ns", A, 1).kept_id == "a"
+    assert index.find("e2", "ns", "  ", 1) is None
+
+
+def test_duplicates_are_values():
+    d = Duplicate("b", "a", "pivot", 0.75)
+    assert {d: 1}[Duplicate("b", "a", "pivot", 0.75)] == 1  # frozen: hashable, compared by value
+    assert d.reason == "near-duplicate of a (pivot, jaccard=0.75)"
+
+
+def test_find_duplicates_keeps_the_first_and_skips_what_it_dropped():
+    out = find_duplicates([("a", "ns", A, 1), ("b", "ns", A, 1), ("b", "ns", B, 1), ("c", "ns", "xyz", 1)], 0.7, 128, 1)
+    assert out == [Duplicate("b", "a", "ns", 1.0)]
+
+
+def test_reference_signature_matches_the_fast_one():
+    sh = char_shingles("myocardial infarction", 3)
+    assert list(signature(sh, 64, 7).hashvalues) == list(MinHasher(64, 7).signatures([sh])[0])
+
+
+# ============================================================================ RRF reader
+
+import umls.rrf as rrf  # noqa: E402
+
+ROW = "C0000005|ENG|P|L0000005|PF|S0007492|Y|A26634265||M0019694|D012711|MSH|PEP|D012711|Albumin|0|N|256|"
+
+
+def _rrf(tmp_path: Path, lines: list[str], name: str = "MRCONSO.RRF", end: str = "\n") -> Path:
+    """`end` after every line (the last one too); "" leaves the last line without a newline."""
+    path = tmp_path / name
+    path.write_bytes("".join(line + (end or "\n") for line in lines)[: None if end or not lines else -1].encode("utf-8"))
+    return path
+
+
+def _error(path: Path, columns=("CUI", "LAT", "ISPREF", "SRL"), **kw) -> InputError:
+    with pytest.raises(InputError) as exc:
+        rrf.read_rrf_table(path, list(columns), **kw) if not kw else list(rrf.read_rrf(path, list(columns), **kw))
+    return exc.value
+
+
+VALUES = st.one_of(
+    st.sampled_from(["C0000005", "C1234567", "ENG", "FRE", "Y", "N", "0", "9", "EN1", "ÉNG", "C000000٣", "CA123456",
+                     "C00000005", "c0000005", "C000000", "", "Y ", "YN", "١", "E", "ENGL", "eng", "T116"]),
+    st.text(alphabet="C0123456789ENGYNÉ٣é ", max_size=9),
+)
+
+
+@settings(max_examples=40, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(values=st.lists(VALUES, min_size=1, max_size=40), column=st.sampled_from(["CUI", "LAT", "SRL", "ISPREF"]))
+def test_the_fast_pre_check_agrees_with_the_pattern(values, column):
+    """`_cheap_ok` is exact: never accepts what the pattern refuses (LAT 'EN1' or 'ÉNG', a
+    CUI with a non-ASCII digit), and accepts every valid value (else the slow regex runs)."""
+    import re
+
+    pattern = rrf.PATTERNS["MRCONSO.RRF"][column]
+    cheap = rrf._cheap_ok(pa.array(values, pa.string()), column)
+    assert cheap is not None
+    assert cheap.to_pylist() == [bool(re.fullmatch(pattern, v, re.ASCII)) for v in values], column
+
+
+@pytest.mark.parametrize("field,bad", [("LAT", "EN1"), ("LAT", "ÉNG"), ("CUI", "C000000٣"), ("CUI", "CA123456"), ("SRL", "١")])
+def test_values_the_pattern_forbids_are_refused_with_line_and_field(tmp_path, field, bad):
+    fields = ROW.split("|")
+    fields[rrf.COLUMNS["MRCONSO.RRF"].index(field)] = bad
+    path = _rrf(tmp_path, [ROW, ROW, "|".join(fields), ROW])
+    err = _error(path)
+    assert (err.line, err.field) == (3, field) and repr(bad) in str(err)
+
+
+def test_undecodable_byte_names_line_and_column(tmp_path):
+    path = tmp_path / "MRCONSO.RRF"
+    path.write_bytes(((ROW + "\n") * 2).encode() + ROW.encode().replace(b"Albumin", b"Alb\xffumin") + b"\n")
+    err = _error(path, columns=("CUI", "STR"))
+    assert (err.line, err.field) == (3, "STR") and f"byte 0xff at column {ROW.index('Albumin') + 4}" in str(err), str(err)
+    assert rrf.read_rrf_table(path, ["CUI"]).num_rows == 3  # a column not read is not decoded (as pyarrow skips it)
+
+
+def test_the_last_line_without_a_newline_is_checked_too(tmp_path):
+    path = _rrf(tmp_path, [ROW, ROW.replace("C0000005", "X0000005", 1)], end="")
+    err = _error(path)
+    assert (err.line, err.field) == (2, "CUI")
+
+
+def test_line_numbers_follow_every_line_break_pyarrow_knows(tmp_path):
+    path = tmp_path / "MRCONSO.RRF"
+    path.write_bytes((ROW + "\r\n" + ROW + "\r" + ROW + "\n" + ROW[:-1] + "\n" + ROW + "\n").encode())
+    err = _error(path)
+    assert err.line == 4 and "found 17" in str(err)
+
+
+def test_a_blank_line_is_malformed(tmp_path):
+    err = _error(_rrf(tmp_path, [ROW, ROW, "", ROW]))
+    assert err.line == 3 and "found 0" in str(err)
+
+
+def test_missing_trailing_bar_and_text_after_it(tmp_path):
+    assert _error(_rrf(tmp_path, [ROW, ROW + "x"])).line == 2
+    err = _error(_rrf(tmp_path, [ROW, ROW, ROW + "x"]), columns=("STR",))
+    assert err.line == 3 and "end with '|'" in str(err)
+
+
+def test_a_line_longer_than_a_block_is_an_input_error_not_a_crash(tmp_path):
+    path = _rrf(tmp_path, [ROW] * 3)
+    err = _error(path, block_size=64)
+    assert "unreadable RRF" in str(err)
+
+
+def test_a_folder_and_an_unreadable_file_are_input_errors(tmp_path, monkeypatch):
+    (tmp_path / "MRCONSO.RRF").mkdir()
+    assert "found a folder" in str(_error(tmp_path / "MRCONSO.RRF"))
+
+    def fail(*_a):
+        raise OSError(errno.EIO, "Input/output error")
+
+    monkeypatch.setattr(rrf, "_first_problem", fail)
+    assert "cannot be read (Input/output error)" in str(rrf._located(tmp_path / "MRCONSO.RRF", "MRCONSO.RRF", [], {}, InputError("x", "y")))
+
+
+def test_a_problem_only_pyarrow_sees_keeps_its_message(tmp_path, monkeypatch):
+    monkeypatch.setattr(rrf, "_first_problem", lambda *_a: None)
+    fallback = InputError("x", "y")
+    assert rrf._located(tmp_path, "MRCONSO.RRF", [], {}, fallback) is fallback
+
+
+def test_valid_rows_stream_in_order_with_empty_fields_as_empty_strings(tmp_path):
+    rows = [ROW, ROW.replace("C0000005", "C0000006", 1).replace("||M0019694", "|X|M0019694")]
+    table = rrf.read_rrf_table(_rrf(tmp_path, rows), ["CUI", "SAUI", "ISPREF"])
+    assert table.to_pylist() == [{"CUI": "C0000005", "SAUI": "", "ISPREF": "Y"}, {"CUI": "C0000006", "SAUI": "X", "ISPREF": "Y"}]
+    assert rrf.read_rrf_table(_rrf(tmp_path, []), ["CUI"]).num_rows == 0
+
+
+# ============================================================================ confusion sets
+
+from tasks.allocation.confusion import ConceptInfo, Hierarchy, build_candidates, mean_similarity, similarity  # noqa: E402
+from tests.test_confusion_tiers import synthetic_vocabulary  # noqa: E402
+
+
+def _leaves(concepts, hierarchy, names):
+    by_name = {c.name: c.cui for c in concepts.values()}
+    return [by_name[n] for n in names]
+
+
+def test_tier_rotation_gives_target_i_tier_i_mod_3_first():
+    """With one tier per target, target i tries easy, medium, hard (i mod 3) first; here
+    every tier is feasible for every target, so each gets exactly its first tier."""
+    concepts, h = synthetic_vocabulary()
+    targets = _leaves(concepts, h, ["hyperthyroidism", "hypothyroidism", "thyroiditis", "nephritis", "nephrosis",
+                                    "nephropathy", "hepatitis", "hepatoma", "hepatosis"])
+    every = build_candidates(concepts, h, 3, 11, targets)
+    assert all({s.target_cui for s in every[t]} == set(targets) for t in ("easy", "medium", "hard"))  # all feasible
+    got = build_candidates(concepts, h, 3, 11, targets, one_tier_per_target=True)
+    tier_of = {s.target_cui: tier for tier, sets in got.items() for s in sets}
+    assert tier_of == {cui: ("easy", "medium", "hard")[i % 3] for i, cui in enumerate(targets)}
+    # the set a target gets is the one it would get without the rotation
+    for tier, sets in got.items():
+        full = {s.target_cui: s for s in every[tier]}
+        assert all(s == full[s.target_cui] for s in sets)
+
+
+def test_rotation_falls_through_to_the_next_feasible_tier():
+    """A target without siblings (no hard set) whose turn is hard takes its next tier, easy."""
+    concepts, h = synthetic_vocabulary()
+    lonely = ConceptInfo("C9999999", "T047", "DISO", "zzqx")  # no sibling, nothing lexically close
+    concepts = {**concepts, lonely.cui: lonely}
+    targets = _leaves(concepts, h, ["hyperthyroidism", "hypothyroidism"]) + [lonely.cui]
+    got = build_candidates(concepts, h, 3, 11, targets, one_tier_per_target=True)
+    tier_of = {s.target_cui: tier for tier, sets in got.items() for s in sets}
+    assert tier_of[lonely.cui] == "easy" and sum(len(v) for v in got.values()) == 3
+
+
+# ============================================================================ allocator
+
+from tasks.allocation.allocator import Allocator, Assignment, Candidate, Realization, seeded_order  # noqa: E402
+from tasks.allocation.confusion import ConfusionCandidate  # noqa: E402
+
+SHINGLES = {"en": 5, "fr": 5, "es": 5, "de": 5}
+WORDS = {  # texts that share no 5-gram with each other
+    "a": "alpha bravo charlie delta echo foxtrot golf", "b": "hotel india juliett kilo lima mike november",
+    "c": "oscar papa quebec romeo sierra tango uniform", "d": "victor whiskey xray yankee zulu zero one",
+    "e": "two three four five six seven eight nine", "f": "red orange yellow green blue indigo violet",
+    "g": "north south east west up down left right", "h": "january february march april may june july",
+}
+
+
+def _alloc(quotas: dict, languages=("en", "fr", "es"), seed: int = 5) -> Allocator:
+    return Allocator(dict(quotas), list(languages), dict(SHINGLES), 0.7, 128, seed)
+
+
+def _cand(cid, native, text, pivot, cuis, reals, task="xqa"):
+    return Candidate(cid, task, native, text, pivot, tuple(cuis), {l: Realization(t, p) for l, (t, p) in reals.items()})
+
+
+def test_a_translated_querys_text_is_indexed_for_near_duplicates():
+    """A is English, placed in French as a translation; B is a French question with the same
+    French text. B must be dropped as A's near-duplicate on text:fr."""
+    fr_text = "quelle est la dose initiale recommandée de lévothyroxine chez l'adulte"
+    a = _cand("A", "en", WORDS["a"], WORDS["a"], ["C0000001"], {"fr": (fr_text, "human-translated")})
+    b = _cand("B", "fr", fr_text, WORDS["b"], ["C0000002"], {"fr": (fr_text, "native"), "en": (WORDS["b"], "native")})
+    alloc = _alloc({("xqa", "fr"): 5, ("xqa", "en"): 5})
+    alloc.allocate_items([b, a])  # A has fewer realizations: placed first
+    assert [(x.id, x.lang, x.provenance) for x in alloc.assignments] == [("A", "fr", "human-translated")]
+    assert alloc.dropped == [("B", "near-duplicate of A (text:fr, jaccard=1.00)")]
+
+
+def test_allocation_does_not_depend_on_input_order():
+    cands = [_cand(k, "en", WORDS[k], WORDS[k], [f"C000000{i}"], {"en": (WORDS[k], "native"), "fr": (f"{WORDS[k]} fr", "human-translated")})
+             for i, k in enumerate("abcdef")]
+    runs = []
+    for order in (cands, cands[::-1], cands[2:] + cands[:2]):
+        alloc = _alloc({("xqa", "en"): 2, ("xqa", "fr"): 3})
+        alloc.allocate_items(list(order))
+        runs.append(([(x.id, x.lang) for x in alloc.assignments], alloc.dropped))
+    assert runs[0] == runs[1] == runs[2]
+    expected = sorted(cands, key=lambda c: seeded_order(5, c.id))  # same number of realizations: the seeded shuffle
+    assert [i for i, _ in runs[0][0]] == [c.id for c in expected][:5]
+
+
+def test_the_least_filled_cell_then_registry_order():
+    alloc = _alloc({("xqa", "en"): 2, ("xqa", "fr"): 4, ("xqa", "es"): 4})
+    reals = {l: (f"{WORDS[k]} {l}", "human-translated") for l, k in (("en", "a"), ("fr", "b"), ("es", "c"))}
+    first = _cand("x1", "en", WORDS["d"], WORDS["d"], ["C0000001"], reals)
+    assert alloc.choose_language(first) == ("en", "")  # all empty: registry order
+    alloc.filled[("xqa", "en")] = 1  # 1/2 full, fr 0/4
+    assert alloc.choose_language(first) == ("fr", "")
+    alloc.filled[("xqa", "fr")] = 1  # fr 1/4 = es? no: es 0/4 is emptier
+    assert alloc.choose_language(first) == ("es", "")
+    alloc.filled[("xqa", "es")] = 2  # en 1/2 = es 2/4 > fr 1/4
+    assert alloc.choose_language(first) == ("fr", "")
+
+
+def test_a_native_question_stays_in_its_language_while_there_is_room():
+    alloc = _alloc({("xqa", "en"): 1, ("xqa", "fr"): 1})
+    c = _cand("n", "fr", WORDS["a"], WORDS["b"], ["C0000001"], {"fr": (WORDS["a"], "native"), "en": (WORDS["b"], "native")})
+    assert alloc.choose_language(c) == ("fr", "")
+    alloc.filled[("xqa", "fr")] = 1
+    assert alloc.choose_language(c) == ("en", "")
+    alloc.filled[("xqa", "en")] = 1
+    assert alloc.choose_language(c) == (None, "every cell it can be realized in is full")
+    assert alloc.choose_language(_cand("z", "fr", "x", None, ["C1"], {})) == (None, "no realization in any build language")
+
+
+def test_owned_key_concepts_decide_the_cell():
+    alloc = _alloc({("xqa", "en"): 1, ("xqa", "fr"): 2, ("evidence", "en"): 1})
+    alloc.owner.update({"C0000001": ("xqa", "fr"), "C0000002": ("evidence", "en"), "C0000003": ("xqa", "es")})
+    reals = {"en": (WORDS["a"], "native"), "fr": (WORDS["b"], "human-translated")}
+    assert alloc.choose_language(_cand("1", "en", WORDS["a"], WORDS["a"], ["C0000001", "C0000009"], reals)) == ("fr", "")
+    assert alloc.choose_language(_cand("2", "en", WORDS["a"], WORDS["a"], ["C0000001", "C0000002"], reals)) == (
+        None, "key concepts already in cells evidence/en and xqa/fr")
+    assert alloc.choose_language(_cand("3", "en", WORDS["a"], WORDS["a"], ["C0000002"], reals)) == (None, "key concept already in cell evidence/en")
+    assert alloc.choose_language(_cand("4", "en", WORDS["a"], WORDS["a"], ["C0000003"], reals)) == (
+        None, "key concept in cell xqa/es, where the item has no realization")
+    alloc.filled[("xqa", "fr")] = 2
+    assert alloc.choose_language(_cand("5", "en", WORDS["a"], WORDS["a"], ["C0000001"], reals)) == (None, "key concept in cell xqa/fr, which is full")
+
+
+def test_placing_items_records_owners_counts_and_reasons():
+    alloc = _alloc({("xqa", "en"): 1, ("xqa", "fr"): 1})
+    items = [
+        _cand("a", "en", WORDS["a"], WORDS["a"], ["C0000002", "C0000001"], {"en": (WORDS["a"], "native")}),
+        _cand("b", "en", WORDS["b"], WORDS["b"], [], {"en": (WORDS["b"], "native")}),
+        _cand("c", "en", WORDS["c"], WORDS["a"], ["C0000003"], {"en": (WORDS["c"], "native"), "fr": (WORDS["d"], "human-translated")}),
+        _cand("d", "fr", WORDS["e"], WORDS["f"], ["C0000004"], {"fr": (WORDS["e"], "native"), "en": (WORDS["f"], "native")}),
+    ]
+    alloc.allocate_items(items)
+    placed = {x.id: x for x in alloc.assignments}
+    assert placed["a"] == Assignment("a", "xqa", "en", WORDS["a"], "native", WORDS["a"], ("C0000001", "C0000002"))
+    assert alloc.filled == {("xqa", "en"): 1, ("xqa", "fr"): 1} and set(placed) == {"a", "d"}
+    assert alloc.owner["C0000001"] == ("xqa", "en") and alloc.owner["C0000004"] == ("xqa", "fr")
+    assert dict(alloc.dropped) == {"b": "no key concept grounded", "c": "near-duplicate of a (pivot, jaccard=1.00)"}
+
+
+def test_a_realization_clash_tries_the_next_language_and_reports_the_clash():
+    alloc = _alloc({("xqa", "en"): 1, ("xqa", "fr"): 2, ("xqa", "es"): 2})
+    alloc.allocate_items([_cand("k", "fr", WORDS["a"], WORDS["b"], ["C0000001"], {"fr": (WORDS["a"], "native")})])
+    # its French text equals k's: French clashes, Spanish is next
+    two = _cand("t", "en", WORDS["c"], WORDS["c"], ["C0000002"], {"fr": (WORDS["a"], "human-translated"), "es": (WORDS["d"], "human-translated")})
+    alloc.allocate_items([two])
+    assert [(x.id, x.lang) for x in alloc.assignments] == [("k", "fr"), ("t", "es")]
+    three = _cand("u", "en", WORDS["e"], WORDS["e"], ["C0000003"], {"fr": (WORDS["a"], "human-translated")})
+    alloc.allocate_items([three])
+    assert alloc.dropped == [("u", "near-duplicate of k (text:fr, jaccard=1.00)")]
+
+
+def _name(key: str) -> str:
+    """Six random hex words: two such names share no 5-gram."""
+    h = hashlib.sha256(key.encode()).hexdigest()
+    return " ".join(h[j : j + 6] for j in range(0, 36, 6))
+
+
+def _sets(n: int, tier: str) -> list[ConfusionCandidate]:
+    return [ConfusionCandidate(f"C{tier[0].upper()}{i:06d}", _name(f"{tier}{i}"), tier, ("C9",)) for i in range(n)]
+
+
+def test_confusion_sets_split_the_quota_across_tiers_and_languages():
+    alloc = _alloc({("cd", "en"): 5, ("cd", "fr"): 4}, languages=("en", "fr"))
+    pools = {t: _sets(4, t) for t in ("easy", "medium", "hard")}
+    names = {s.target_cui: s.target_name for p in pools.values() for s in p}
+    chosen = alloc.allocate_confusion_sets(pools, lambda cui, lang: Realization(f"{lang} {names[cui]}", "terminology"),
+                                           ["easy", "medium", "hard"])
+    per = {(a.lang, c.tier): 0 for a, c in chosen}
+    for a, c in chosen:
+        per[(a.lang, c.tier)] += 1
+    assert per == {("en", "easy"): 2, ("en", "medium"): 2, ("en", "hard"): 1, ("fr", "easy"): 2, ("fr", "medium"): 1, ("fr", "hard"): 1}
+    targets = [c.target_cui for _, c in chosen]
+    assert len(targets) == len(set(targets)) == 9  # a target is used once
+    # each language walks every pool from its start, skipping what is taken
+    assert [c.target_cui for a, c in chosen if a.lang == "fr" and c.tier == "easy"] == [s.target_cui for s in pools["easy"][2:4]]
+    a, c = chosen[0]
+    assert a == Assignment(f"cd-en-{c.target_cui}", "cd", "en", f"en {c.target_name}", "terminology", c.target_name, (c.target_cui,))
+    assert alloc.filled[("cd", "en")] == 5 and alloc.owner[c.target_cui] == ("cd", "en")
+
+
+def test_confusion_sets_skip_owned_unnameable_and_duplicate_targets():
+    alloc = _alloc({("cd", "en"): 3}, languages=("en",))
+    pool = _sets(6, "easy")
+    alloc.owner[pool[0].target_cui] = ("xqa", "en")  # owned by another cell
+    dup = ConfusionCandidate("CX000001", pool[2].target_name, "easy", ("C9",))  # same name as pool[2]
+    chosen = alloc.allocate_confusion_sets({"easy": [pool[0], pool[1], pool[2], dup, pool[3], pool[4], pool[5]]},
+                                           lambda cui, lang: None if cui == pool[1].target_cui else Realization(cui, "terminology"),
+                                           ["easy"])
+    assert [c.target_cui for _, c in chosen] == [pool[2].target_cui, pool[3].target_cui, pool[4].target_cui]
+
+
+# ============================================================================ audit checks
+
+from tasks.audit import checks as audit  # noqa: E402
+from tasks.release.writers import file_entries  # noqa: E402
+
+EN = {"code": "en", "name": "English", "scripts": ["Latin"], "detector_codes": ["en"], "umls_lat": "ENG",
+      "grounder": "quickumls", "shingle_n": 5}
+
+
+def _q(qid: str, text: str, cuis: list[str], lang: str = "en", pivot: str | None = None) -> dict:
+    return {"_id": qid, "text": text, "lang": lang, "cuis": cuis, "pivot_text": pivot if pivot is not None else text,
+            "provenance": "native", "split": "test"}
+
+
+def _write_release(root: Path, cells: dict[str, dict], sets: list[dict] | None = None, srl: dict | None = None,
+                   counts: dict | None = None, config: dict | None = None) -> Path:
+    """A small release folder in the published format: cells {"task/lang": {"corpus": [...],
+    "queries": [...], "qrels": [(q, d, score), ...]}}, confusion sets, a manifest that lists
+    every file with its hash and every cell with its counts (or `counts` to override)."""
+    def jsonl(path: Path, rows: list[dict]) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in rows), encoding="utf-8")
+
+    for cell, c in cells.items():
+        d = root / cell
+        jsonl(d / "corpus.jsonl", c["corpus"])
+        jsonl(d / "queries.jsonl", c["queries"])
+        (d / "qrels").mkdir(parents=True, exist_ok=True)
+        (d / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\n" + "".join(f"{q}\t{doc}\t{s}\n" for q, doc, s in c["qrels"]))
+    jsonl(root / "cd" / "confusion_sets.jsonl", sets or [])
+    manifest = {
+        "version": "0.0.1", "build_id": "0" * 64, "code_version": "test", "inputs": {}, "dropped": {},
+        "config": {"languages": ["en"], "seed": 1, "dedup": {"threshold": 0.7, "num_perm": 128}, "vocabulary": {"max_srl": 0},
+                   **(config or {})},
+        "languages": {"en": EN}, "sources_srl": {"DO": 0} if srl is None else srl,
+        "cells": counts or {cell: {"queries": len(c["queries"]), "documents": len(c["corpus"]), "qrels": len(c["qrels"])}
+                            for cell, c in cells.items()},
+        "files": file_entries(root),
+    }
+    (root / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")  # keys in the order given
+    return root
+
+
+def _cell(n: int = 2, prefix: str = "x", scores=None) -> dict:
+    queries = [_q(f"{prefix}q{i}", _name(f"{prefix}q{i}"), [f"C00000{i:02d}"]) for i in range(n)]
+    corpus = [{"_id": f"{prefix}d{i}", "title": "", "text": _name(f"{prefix}d{i}")} for i in range(n)]
+    qrels = [(f"{prefix}q{i}", f"{prefix}d{i}", (scores or [1] * n)[i]) for i in range(n)]
+    return {"corpus": corpus, "queries": queries, "qrels": qrels}
+
+
+def _failures(check) -> list[str]:
+    return check.failures if not check.passed else []
+
+
+def test_a_crafted_release_passes_the_structural_checks(tmp_path):
+    rel = audit.Release(_write_release(tmp_path, {"xqa/en": _cell()}))
+    for check in (audit.check_hashes, audit.check_schemas, audit.check_concept_overlap, audit.check_qrels,
+                  audit.check_counts, audit.check_licence, audit.check_confusion_consistency):
+        assert check(rel).passed, (check.__name__, check(rel).failures)
+    assert audit.check_query_overlap(rel, {"en": audit.Language.model_validate(EN)}, {"threshold": 0.7, "num_perm": 128}, 1).passed
+
+
+def test_a_query_whose_only_qrel_scores_zero_has_no_relevant_document(tmp_path):
+    """qrels `score > 0`: a 0 is a judged non-relevant document, not an answer."""
+    rel = audit.Release(_write_release(tmp_path, {"xqa/en": _cell(3, scores=[1, 0, 2])}))
+    assert _failures(audit.check_qrels(rel)) == ["xqa/en: query 'xq1' has no relevant document"]
+
+
+def test_qrels_naming_missing_queries_or_documents(tmp_path):
+    cell = _cell(2)
+    cell["qrels"] = [("xq0", "xd0", 1), ("xq1", "nope", 1), ("ghost", "xd1", 1)]
+    fails = _failures(audit.check_qrels(audit.Release(_write_release(tmp_path, {"xqa/en": cell}))))
+    assert fails == ["xqa/en/qrels/test.tsv:3: document 'nope' not in corpus.jsonl",
+                     "xqa/en/qrels/test.tsv:4: query 'ghost' not in queries.jsonl"]
+
+
+def test_a_concept_in_two_cells_and_a_query_in_two_cells(tmp_path):
+    a, b = _cell(2, "a"), _cell(2, "b")
+    b["queries"][1]["cuis"] = ["C0000099", "C0000000"]  # a's first concept
+    b["queries"][0]["_id"] = "aq1"  # a's second query id
+    rel = audit.Release(_write_release(tmp_path, {"xqa/en": a, "evidence/en": b}))
+    assert _failures(audit.check_concept_overlap(rel)) == ["C0000000: key concept of evidence/en and xqa/en (query aq0)"]
+    en = {"en": audit.Language.model_validate(EN)}
+    fails = _failures(audit.check_query_overlap(rel, en, {"threshold": 0.7, "num_perm": 128}, 1))
+    assert fails == ["aq1: query id in evidence/en and xqa/en"]
+
+
+def test_exact_and_near_duplicate_queries(tmp_path):
+    a = _cell(3, "a")
+    a["queries"][1]["text"] = a["queries"][1]["pivot_text"] = "  " + a["queries"][0]["text"].upper()  # same after normalising
+    a["queries"][2]["text"] = a["queries"][2]["pivot_text"] = a["queries"][0]["text"][:-1] + "x"  # a one-character edit
+    rel = audit.Release(_write_release(tmp_path, {"xqa/en": a}))
+    fails = _failures(audit.check_query_overlap(rel, {"en": audit.Language.model_validate(EN)}, {"threshold": 0.7, "num_perm": 128}, 1))
+    assert fails[:2] == ["aq1 (xqa/en): same text:en text as aq0", "aq1 (xqa/en): same pivot text as aq0"]
+    assert fails[2].startswith("aq2 (xqa/en): near-duplicate of aq0 (text:en, jaccard=0.")
+    assert fails[3].startswith("aq2 (xqa/en): near-duplicate of aq0 (pivot, jaccard=0.") and len(fails) == 4
+
+
+def test_counts_hashes_schemas_and_licence_failures(tmp_path):
+    cell = _cell(2)
+    root = _write_release(tmp_path, {"xqa/en": cell}, srl={"DO": 0, "MSH": 3},
+                          counts={"xqa/en": {"queries": 3, "documents": 2, "qrels": 2}})
+    rel = audit.Release(root)
+    assert _failures(audit.check_counts(rel)) == ["xqa/en: 2 queries, manifest says 3"]
+    assert _failures(audit.check_licence(rel)) == ["source MSH has restriction level 3 > 0"]
+    (root / "xqa" / "en" / "corpus.jsonl").write_text('{"_id": "xd0", "title": "", "text": ""}\n')  # tampered, one row
+    (root / "extra.txt").write_text("x")
+    rel = audit.Release(root)
+    assert _failures(audit.check_hashes(rel)) == ["extra.txt: not listed in the manifest", "xqa/en/corpus.jsonl: sha256 differs from the manifest"]
+    assert _failures(audit.check_schemas(rel)) == ["xqa/en/corpus.jsonl:1: field text: String should have at least 1 character"]
+    assert "xqa/en/corpus.jsonl: 1 rows, manifest says 2" in _failures(audit.check_counts(rel))
+
+
+def test_an_empty_cell_fails_unless_allowed(tmp_path):
+    empty = {"corpus": [], "queries": [], "qrels": []}
+    assert _failures(audit.check_counts(audit.Release(_write_release(tmp_path / "a", {"xqa/en": empty})))) == ["xqa/en: empty cell"]
+    allowed = _write_release(tmp_path / "b", {"xqa/en": empty}, config={"allow_empty_cells": True})
+    assert audit.check_counts(audit.Release(allowed)).passed
+    assert _failures(audit.check_licence(audit.Release(_write_release(tmp_path / "c", {"xqa/en": _cell()}, srl={})))) == [
+        "manifest lists no vocabulary sources (sources_srl)"]
+
+
+# --- confusion sets and the tier check on a crafted cd cell ---------------------------------------
+
+def _cd_release(root: Path, solved: dict[str, list[bool]], sim: dict[str, str] | None = None) -> Path:
+    """A cd/en cell with one confusion set per entry of `solved[tier]`. Distractor titles are
+    near copies of the target's (hard), share half of it (medium) or nothing (easy), so the
+    similarity ordering holds. BM25 solves a set exactly when its query term is in the
+    target's text (True) rather than in a distractor's (False)."""
+    sim = sim or {"hard": "near", "medium": "half", "easy": "none"}
+    docs, queries, qrels, sets = [], [], [], []
+    for tier, flags in solved.items():
+        for i, ok in enumerate(flags):
+            base = _name(f"{tier}{i}").replace(" ", "")[:12]
+            target, ds = f"C{len(docs):07d}", [f"C{len(docs) + j:07d}" for j in (1, 2, 3)]
+            titles = {"near": [base[:-1] + c for c in "xyz"], "half": [base[:6] + c * 6 for c in "xyz"],
+                      "none": [c * 12 for c in "xyz"]}[sim[tier]]
+            term = f"term{tier}{i}"
+            docs.append({"_id": target, "title": base, "text": f"{term} definition" if ok else "a definition"})
+            docs += [{"_id": d, "title": t, "text": (f"{term} other" if (j == 0 and not ok) else "another entry")}
+                     for j, (d, t) in enumerate(zip(ds, titles))]
+            set_id = f"cd-en-{target}"
+            queries.append(_q(set_id, base, [target], pivot=term))
+            qrels.append((set_id, target, 1))
+            sets.append({"set_id": set_id, "lang": "en", "tier": tier, "target_cui": target, "distractor_cuis": ds})
+    return _write_release(root, {"cd/en": {"corpus": docs, "queries": queries, "qrels": qrels}}, sets)
+
+
+def _tiers(root: Path) -> tuple[list[str], dict]:
+    check, stats = audit.check_tiers(audit.Release(root))
+    return _failures(check), stats
+
+
+def test_the_bm25_tier_failure_fires_when_a_harder_tier_is_clearly_easier(tmp_path):
+    fails, stats = _tiers(_cd_release(tmp_path, {"easy": [False] * 3, "medium": [False] * 3, "hard": [True] * 3}))
+    assert [stats[t]["bm25_accuracy"] for t in ("easy", "medium", "hard")] == [0.0, 0.0, 1.0]
+    assert [stats[t]["bm25_n"] for t in ("easy", "medium", "hard")] == [3, 3, 3]
+    assert fails == ["BM25 accuracy rises from medium to hard beyond noise: [0.0, 0.0, 1.0] (margin 0.000)"]
+
+
+def test_equal_bm25_accuracy_is_not_a_failure(tmp_path):
+    fails, stats = _tiers(_cd_release(tmp_path, {"easy": [True] * 2, "medium": [True] * 2, "hard": [True] * 2}))
+    assert fails == [] and stats["easy"]["mean_similarity"] < stats["medium"]["mean_similarity"] < stats["hard"]["mean_similarity"]
+
+
+@pytest.mark.parametrize("easy,medium,fires", [
+    ([True] + [False] * 3, [True] * 3 + [False], False),  # 0.25 -> 0.75: 0.5 < margin 0.612
+    ([True] + [False] * 4, [True] * 4 + [False], True),  # 0.2 -> 0.8: 0.6 > margin 0.506
+    ([True] + [False] * 3, [True] * 4, True),  # 0.25 -> 1.0: 0.75 > margin 0.433
+    ([True] * 2 + [False] * 2, [True] * 3 + [False], False),  # 0.5 -> 0.75: 0.25 < margin 0.661
+    ([True] * 2 + [False] * 3, [True] * 5, True),  # 0.4 -> 1.0: 0.6 > margin 0.438
+    ([True] * 3 + [False] * 2, [True] * 5, False),  # 0.6 -> 1.0: 0.4 < margin 0.438
+])
+def test_the_bm25_margin_is_two_standard_errors_of_the_difference(tmp_path, easy, medium, fires):
+    fails, stats = _tiers(_cd_release(tmp_path, {"easy": easy, "medium": medium, "hard": [False] * 4}))
+    assert stats["easy"]["bm25_n"] == len(easy)
+    pa_, pb = sum(easy) / len(easy), sum(medium) / len(medium)
+    margin = 2 * (pa_ * (1 - pa_) / len(easy) + pb * (1 - pb) / len(medium)) ** 0.5
+    assert (pb - pa_ > margin) is fires
+    assert [f.startswith("BM25 accuracy rises from easy to medium") for f in fails] == ([True] if fires else [])
+
+
+def test_the_similarity_ordering_is_strict(tmp_path):
+    fails, _ = _tiers(_cd_release(tmp_path, {"easy": [True], "medium": [True], "hard": [True]},
+                                  sim={"easy": "none", "medium": "near", "hard": "half"}))
+    assert len(fails) == 1 and fails[0].startswith("mean target-distractor similarity not increasing easy<medium<hard")
+    fails, _ = _tiers(_cd_release(tmp_path / "b", {"easy": [True], "medium": [True]}))
+    assert fails == ["a tier has no confusion set: easy=1, medium=1, hard=0"]
+
+
+def test_bm25_ranks_the_target_strictly_first():
+    df = audit.Counter({"fever": 1, "cough": 2})
+    docs = {"t": "fever fever cough", "d": "cough"}
+    assert audit.bm25_rank_first("fever", docs, "t", df, 2, 2.0)
+    assert not audit.bm25_rank_first("cough", {"t": "cough", "d": "cough"}, "t", df, 2, 1.0)  # a tie is not first
+    assert not audit.bm25_rank_first("rash", docs, "t", df, 2, 2.0)  # nothing matches: score 0
+    assert not audit.bm25_rank_first("fever", docs, "d", df, 2, 2.0)
+
+
+def test_confusion_sets_must_match_their_queries(tmp_path):
+    root = _cd_release(tmp_path, {"easy": [True], "medium": [True], "hard": [True]})
+    rel = audit.Release(root)
+    assert audit.check_confusion_consistency(rel).passed
+    rel.confusion[0][1]["distractor_cuis"].append(rel.confusion[0][1]["target_cui"])
+    rel.confusion[1][1]["lang"] = "fr"
+    rel.confusion[2][1]["set_id"] = "nowhere"
+    assert _failures(audit.check_confusion_consistency(rel)) == [
+        "cd/confusion_sets.jsonl:1: target is also a distractor",
+        "cd/confusion_sets.jsonl:2: set 'cd-en-C0000004' disagrees with its query's cuis or lang",
+        "cd/confusion_sets.jsonl:3: set 'nowhere' has no query"]
+
+
+def _vocab(spec: list[tuple[str, str, str, str]], parents: list[tuple[str, str]] = ()) -> tuple[dict, Hierarchy]:
+    """(cui, tui, group, name) rows and (child, parent) links."""
+    return {c: ConceptInfo(c, t, g, n) for c, t, g, n in spec}, Hierarchy(list(parents))
+
+
+def test_mean_similarity_is_the_mean_trigram_jaccard():
+    pairs = [("cardiac arrest", ["cardiac arrests", "renal failure"]), ("fever", ["fevers"])]
+    vals = [jaccard(char_shingles(t, 3), char_shingles(d, 3)) for t, ds in pairs for d in ds]
+    assert mean_similarity(pairs) == pytest.approx(sum(vals) / 3) and 0 < mean_similarity(pairs) < 1
+    assert mean_similarity([]) == 0.0
+
+
+def _groups_vocab(b_size: int, total: int) -> tuple[dict, Hierarchy]:
+    """Group A: a target type T047 (10 concepts) and another type T048 filling up to `total`
+    minus `b_size`; group B: `b_size` concepts of T121. No hierarchy: everything is far."""
+    spec = [(f"C{i:07d}", "T047", "A", _name(f"a{i}")) for i in range(10)]
+    spec += [(f"C{i:07d}", "T048", "A", _name(f"b{i}")) for i in range(10, total - b_size)]
+    spec += [(f"C{i:07d}", "T121", "B", _name(f"c{i}")) for i in range(total - b_size, total)]
+    return _vocab(spec)
+
+
+@pytest.mark.parametrize("b_size,total,by_group", [
+    (50, 300, True),  # two groups of at least max(50, 5%): easy means another group
+    (49, 300, False),  # B is under 50 concepts: easy means another type
+    (54, 1100, False),  # B is under 5% (55 of 1100)
+    (55, 1100, True),
+])
+def test_easy_means_another_group_only_where_several_groups_are_large(b_size, total, by_group):
+    concepts, h = _groups_vocab(b_size, total)
+    targets = [f"C{i:07d}" for i in range(10)]
+    easy = build_candidates(concepts, h, 3, 3, targets)["easy"]
+    assert len(easy) == 10
+    groups = {concepts[d].group for s in easy for d in s.distractor_cuis}
+    types = {concepts[d].tui for s in easy for d in s.distractor_cuis}
+    assert "T047" not in types  # never the target's own type
+    assert (groups == {"B"}) is by_group, groups  # by type, group A's other type is drawn too
+
+
+def test_easy_distractors_are_another_type_and_far():
+    """Mostly same-type concepts around: easy still takes only other-type ones, never near ones."""
+    spec = [(f"C{i:07d}", "T047", "A", _name(f"s{i}")) for i in range(40)]
+    spec += [(f"C{i:07d}", "T121", "A", _name(f"o{i}")) for i in range(40, 46)]
+    # C0000040..42 share a grandparent with the target C0000000 (near within EASY_DEPTH 3)
+    parents = [("C0000000", "P1"), ("P1", "P2"), ("C0000040", "P3"), ("P3", "P2"), ("C0000041", "P2"), ("C0000042", "P4"),
+               ("P4", "P5"), ("P5", "P2")]
+    # C0000043 shares an ancestor only at 4 steps from each: far enough
+    parents += [("C0000000", "Q1"), ("Q1", "Q2"), ("Q2", "Q3"), ("Q3", "Q4"), ("C0000043", "R1"), ("R1", "R2"), ("R2", "R3"), ("R3", "Q4")]
+    concepts, h = _vocab(spec, parents)
+    (s,) = build_candidates(concepts, h, 3, 5, ["C0000000"])["easy"]
+    assert set(s.distractor_cuis) == {"C0000043", "C0000044", "C0000045"}
+    assert list(s.distractor_cuis) == sorted(s.distractor_cuis)
+
+
+def test_hard_sets_siblings_first_then_close_concepts_of_the_type():
+    """One sibling (and a sibling that is not a concept of the vocabulary), then the lexically
+    closest same-type concepts (similarity at least HARD_MIN_SIMILARITY), never near ones."""
+    spec = [("C0000001", "T047", "A", "thyroid gland disorder"), ("C0000002", "T047", "A", "adrenal gland disorder"),
+            ("C0000003", "T047", "A", "thyroid gland disease"), ("C0000004", "T047", "A", "thyroid gland neoplasm"),
+            ("C0000005", "T047", "A", "thyroid gland cyst"), ("C0000006", "T047", "A", "thyroid glands disorders"),
+            ("C0000007", "T047", "A", "zzzz qqqq"), ("C0000008", "T121", "B", "thyroid gland disorder agent")]
+    parents = [("C0000001", "P"), ("C0000002", "P"), ("C9999999", "P")]  # C9999999: a sibling outside the vocabulary
+    concepts, h = _vocab(spec, parents)
+    (s,) = build_candidates(concepts, h, 3, 5, ["C0000001"])["hard"]
+    sims = {c: similarity(concepts["C0000001"], concepts[c], {}) for c in concepts}
+    close = sorted((c for c in ("C0000003", "C0000004", "C0000005", "C0000006")), key=lambda c: (-sims[c], c))
+    assert s.distractor_cuis == ("C0000002", *close[:2])
+    assert sims["C0000007"] < 0.2 <= min(sims[c] for c in close)
+
+
+def test_hard_needs_k_distractors_and_medium_takes_exactly_k():
+    """Exactly k same-type far concepts make a medium set; nothing lexically close, no
+    sibling: no hard set. Medium distractors are sorted."""
+    spec = [("C0000001", "T047", "A", "aaaa bbbb"), ("C0000009", "T047", "A", "cccc dddd"), ("C0000003", "T047", "A", "eeee ffff"),
+            ("C0000002", "T047", "A", "gggg hhhh"), ("C0000010", "T121", "B", "iiii"), ("C0000011", "T121", "B", "jjjj"),
+            ("C0000012", "T121", "B", "kkkk")]
+    concepts, h = _vocab(spec)
+    got = build_candidates(concepts, h, 3, 5, ["C0000001"])
+    assert got["hard"] == [] and [s.distractor_cuis for s in got["medium"]] == [("C0000002", "C0000003", "C0000009")]
+    assert [s.distractor_cuis for s in got["easy"]] == [("C0000010", "C0000011", "C0000012")]
+
+
+def test_medium_stays_below_every_hard_distractor_and_is_far():
+    concepts, h = synthetic_vocabulary()
+    by_name = {c.name: c.cui for c in concepts.values()}
+    target = by_name["hyperthyroidism"]
+    got = build_candidates(concepts, h, 3, 11, [target])
+    (hard,), (medium,) = got["hard"], got["medium"]
+    cache: dict = {}
+    ceiling = min(similarity(concepts[target], concepts[d], cache) for d in hard.distractor_cuis)
+    for d in medium.distractor_cuis:
+        assert similarity(concepts[target], concepts[d], cache) < ceiling
+        assert concepts[d].tui == concepts[target].tui and not h.near(target, d, 2)
+    assert list(medium.distractor_cuis) == sorted(medium.distractor_cuis)
+
+
+# Pools larger than POOL (300): which window of its type a target examines, and where the
+# easy walk starts, are seeded. These sets pin that sampling for seed 7: a change to it must
+# be deliberate (then print the new values with `build_candidates(*_big_vocabulary(), ...)`).
+BIG_GOLDEN = {
+    "hard": {"C0000003": ("C0000353", "C0000185", "C0000367"), "C0000111": ("C0000461", "C0000083", "C0000146"),
+             "C0000420": ("C0000070", "C0000147", "C0000238"), "C0000699": ("C0000349", "C0000335", "C0000454")},
+    "medium": {"C0000003": ("C0000220", "C0000493", "C0000661"), "C0000111": ("C0000181", "C0000426", "C0000608"),
+               "C0000420": ("C0000336", "C0000518", "C0000623"), "C0000699": ("C0000174", "C0000307", "C0000384")},
+    "easy": {"C0000003": ("C0000722", "C0000732", "C0000736"), "C0000111": ("C0000735", "C0000741", "C0000746"),
+             "C0000420": ("C0000700", "C0000708", "C0000741"), "C0000699": ("C0000717", "C0000724", "C0000744")},
+}
+
+
+def _big_vocabulary() -> tuple[dict, Hierarchy]:
+    """700 disorders in 7 branches (names: shared stems, so similarity varies), 60 drugs."""
+    spec, parents = [], []
+    stems = ["cardio", "nephro", "hepato", "neuro", "dermo", "osteo", "pneumo"]
+    for i in range(700):
+        stem = stems[i % 7]
+        spec.append((f"C{i:07d}", "T047", "DISO", f"{stem}{_name(f'd{i}')[:5]} {stem}pathy {i % 13}"))
+        parents.append((f"C{i:07d}", f"B{i % 7}{i % 50}"))
+    spec += [(f"C{700 + i:07d}", "T121", "CHEM", _name(f"drug{i}")[:13]) for i in range(60)]
+    return _vocab(spec, parents)
+
+
+def test_seeded_sampling_of_large_pools_is_pinned():
+    concepts, h = _big_vocabulary()
+    targets = ["C0000003", "C0000111", "C0000420", "C0000699"]
+    got = build_candidates(concepts, h, 3, 7, targets)
+    pinned = {tier: {s.target_cui: s.distractor_cuis for s in sets} for tier, sets in got.items()}
+    assert pinned == BIG_GOLDEN, pinned
+    # and the map's order does not matter, only the seed
+    shuffled = dict(sorted(concepts.items(), key=lambda kv: hashlib.sha256(kv[0].encode()).hexdigest()))
+    assert build_candidates(shuffled, h, 3, 7, targets) == got
+
+
+def test_allocation_records_are_immutable_values():
+    r = Realization("fièvre", "terminology")
+    c1 = _cand("a", "en", "fever", "fever", ["C0000001"], {"fr": ("fièvre", "terminology")})
+    c2 = _cand("a", "en", "fever", "fever", ["C0000001"], {"es": ("fiebre", "terminology")})
+    a = Assignment("a", "xqa", "fr", "fièvre", "terminology", "fever", ("C0000001",))
+    assert {r, Realization("fièvre", "terminology")} == {r}
+    assert c1 == c2 and hash(c1) == hash(c2)  # realizations are not part of a candidate's identity
+    assert {a: 1}[Assignment("a", "xqa", "fr", "fièvre", "terminology", "fever", ("C0000001",))] == 1
+    with pytest.raises(AttributeError):
+        a.lang = "es"
+
+
+def test_a_cell_without_a_quota_gets_nothing():
+    alloc = _alloc({("xqa", "en"): 1})  # no quota at all for fr
+    c = _cand("n", "fr", WORDS["a"], WORDS["b"], ["C0000001"], {"fr": (WORDS["a"], "native")})
+    assert alloc.choose_language(c) == (None, "every cell it can be realized in is full")
+
+
+def test_confusion_sets_for_a_language_without_a_quota_or_with_too_few_candidates():
+    def realize(cui, lang):
+        return Realization(_name(lang + cui), "terminology")
+
+    alloc = _alloc({("cd", "en"): 6}, languages=("en",))
+    chosen = alloc.allocate_confusion_sets({"easy": _sets(1, "easy"), "hard": _sets(2, "hard")}, realize, ["easy", "hard"])
+    assert [(a.lang, c.tier) for a, c in chosen] == [("en", "easy"), ("en", "hard"), ("en", "hard")]  # pools ran out
+    alloc = _alloc({("cd", "en"): 2}, languages=("en", "fr"))  # fr has no cd quota: nothing, with candidates to spare
+    chosen = alloc.allocate_confusion_sets({"easy": _sets(3, "easy"), "hard": _sets(3, "hard")}, realize, ["easy", "hard"])
+    assert [(a.lang, c.tier) for a, c in chosen] == [("en", "easy"), ("en", "hard")]
+
+
+# --- the audit's bookkeeping: caps, order, counts, first errors -------------------------------------
+
+
+def test_a_check_caps_its_failures_and_counts_them_all(tmp_path):
+    rel = audit.Release(_write_release(tmp_path, {"xqa/en": _cell(25, scores=[0] * 25)}))
+    check = audit.check_qrels(rel)
+    assert (check.passed, check.detail, len(check.failures)) == (False, "25 failure(s)", 20)
+    assert check.failures == [f"xqa/en: query {q!r} has no relevant document" for q in sorted(f"xq{i}" for i in range(25))][:20]
+    ok = audit.check_qrels(audit.Release(_write_release(tmp_path / "ok", {"xqa/en": _cell(2)})))
+    assert (ok.passed, ok.detail, ok.failures) == (True, "every qrel resolves; every query has a relevant document", [])
+
+
+def test_release_reads_cells_in_order_and_survives_missing_files(tmp_path):
+    root = _write_release(tmp_path, {"xqa/en": _cell(2, "x"), "evidence/en": _cell(2, "e")})
+    manifest = json.loads((root / "manifest.json").read_text())
+    cells = manifest["cells"]
+    manifest["cells"] = {"xqa/en": cells["xqa/en"], "evidence/en": cells["evidence/en"]}  # not in sorted order
+    (root / "manifest.json").write_text(json.dumps(manifest))
+    (root / "xqa" / "en" / "queries.jsonl").write_text('{"_id": "xq0", "text": ""}\n')
+    (root / "evidence" / "en" / "queries.jsonl").unlink()
+    rel = audit.Release(root)
+    assert list(rel.cells) == ["evidence/en", "xqa/en"] and rel.cells["evidence/en"]["queries"] == []
+    assert rel.errors == ["evidence/en/queries.jsonl: missing"]
+    fails = audit.check_schemas(rel).failures
+    assert fails[0] == "evidence/en/queries.jsonl: missing" and fails[1].startswith("xqa/en/queries.jsonl:1: field text")
+
+
+def test_schemas_count_records_report_first_errors_and_malformed_qrels(tmp_path):
+    cell = _cell(2)
+    cell["qrels"] = [("xq0", "xd0", 1), ("xq1", "xd1", "x"), ("", "xd1", 1), ("xq1", "", 1)]
+    root = _write_release(tmp_path, {"xqa/en": cell}, sets=[{"set_id": "s", "lang": "en", "tier": "extreme", "target_cui": "X1",
+                                                           "distractor_cuis": []}])
+    with (root / "xqa" / "en" / "qrels" / "test.tsv").open("a") as fh:
+        fh.write("xq1\txd1\n")
+    rel = audit.Release(root)
+    valid_set = {"set_id": "s", "lang": "en", "tier": "easy", "target_cui": "C0000001", "distractor_cuis": ["C0000002"]}
+    ok = _write_release(tmp_path / "ok", {"xqa/en": _cell(2)}, sets=[valid_set])
+    assert audit.check_schemas(audit.Release(ok)).detail == "7 records valid"  # 2 docs, 2 queries, 2 qrels, 1 set
+    assert audit.check_schemas(rel).failures == [
+        "xqa/en/qrels/test.tsv:3: expected 'query-id<TAB>corpus-id<TAB>integer score'",
+        "xqa/en/qrels/test.tsv:4: String should have at least 1 character",
+        "xqa/en/qrels/test.tsv:5: String should have at least 1 character",
+        "xqa/en/qrels/test.tsv:6: expected 'query-id<TAB>corpus-id<TAB>integer score'",
+        "cd/confusion_sets.jsonl:1: field tier: Input should be 'easy', 'medium' or 'hard'",
+    ]
+    manifest = json.loads((root / "manifest.json").read_text())
+    del manifest["code_version"], manifest["dropped"]
+    (root / "manifest.json").write_text(json.dumps(manifest))
+    assert audit.check_schemas(audit.Release(root)).failures[0] == "manifest.json: field code_version: Field required"
+
+
+def test_failures_are_listed_in_name_order(tmp_path):
+    cell = _cell(6, scores=[0] * 6)
+    root = _write_release(tmp_path, {"xqa/en": cell}, srl={"ZZ": 4, "AA": 3, "MM": 5})
+    for name in ("zeta.txt", "alpha.txt", "mid.txt", "beta.txt"):
+        (root / name).write_text("x")
+    for name in ("corpus.jsonl", "queries.jsonl"):
+        (root / "xqa" / "en" / name).write_text("")
+    for name in ("z", "dev", "b"):  # read in name order, whatever order the folder lists them in
+        (root / "xqa" / "en" / "qrels" / f"{name}.tsv").write_text("query-id\tcorpus-id\tscore\nq\td\t1\n")
+    manifest = json.loads((root / "manifest.json").read_text())
+    manifest["files"] = dict(reversed(list(manifest["files"].items())))  # listed in reverse name order
+    (root / "manifest.json").write_text(json.dumps(manifest))
+    rel = audit.Release(root)
+    assert [q[0] for q in rel.cells["xqa/en"]["qrels"]] == [f"xqa/en/qrels/{n}.tsv" for n in ("b", "dev", "test", "test", "test",
+                                                                                              "test", "test", "test", "z")]
+    assert _failures(audit.check_hashes(rel)) == [
+        "alpha.txt: not listed in the manifest", "beta.txt: not listed in the manifest", "mid.txt: not listed in the manifest",
+        "xqa/en/qrels/b.tsv: not listed in the manifest", "xqa/en/qrels/dev.tsv: not listed in the manifest",
+        "xqa/en/qrels/z.tsv: not listed in the manifest", "zeta.txt: not listed in the manifest",
+        "xqa/en/corpus.jsonl: sha256 differs from the manifest", "xqa/en/queries.jsonl: sha256 differs from the manifest"]
+    assert _failures(audit.check_counts(rel))[:2] == ["xqa/en/corpus.jsonl: 0 rows, manifest says 6",
+                                                      "xqa/en/queries.jsonl: 0 rows, manifest says 6"]
+    assert _failures(audit.check_licence(rel)) == ["source AA has restriction level 3 > 0", "source MM has restriction level 5 > 0",
+                                                   "source ZZ has restriction level 4 > 0"]
+
+
+def test_the_licence_level_defaults_to_zero(tmp_path):
+    root = _write_release(tmp_path, {"xqa/en": _cell()}, srl={"DO": 0, "X": 1})
+    manifest = json.loads((root / "manifest.json").read_text())
+    del manifest["config"]["vocabulary"]
+    (root / "manifest.json").write_text(json.dumps(manifest))
+    assert _failures(audit.check_licence(audit.Release(root))) == ["source X has restriction level 1 > 0"]
+
+
+def test_queries_without_relevant_documents_are_listed_in_order(tmp_path):
+    rel = audit.Release(_write_release(tmp_path, {"xqa/en": _cell(5, scores=[0, 1, 0, 0, -1])}))
+    assert _failures(audit.check_qrels(rel)) == [f"xqa/en: query 'xq{i}' has no relevant document" for i in (0, 2, 3, 4)]
+
+
+def test_query_overlap_of_a_language_outside_the_registry_uses_5_grams(tmp_path):
+    """'xx' is not in the manifest's registry: its texts are compared on 5-grams. These two
+    are near-duplicates on 5-grams (25/35) but not on 6-grams (23/35)."""
+    a = "abcdefghijklmnopqrstuvwxyz01234567"
+    b = a[:17] + "9" + a[18:]
+    assert jaccard(char_shingles(a, 5), char_shingles(b, 5)) >= 0.7 > jaccard(char_shingles(a, 6), char_shingles(b, 6))
+    cell = {"corpus": [{"_id": "d", "title": "", "text": "t"}],
+            "queries": [_q("q1", a, ["C0000001"], "xx", _name("p1")), _q("q2", b, ["C0000002"], "xx", _name("p2"))], "qrels": []}
+    rel = audit.Release(_write_release(tmp_path, {"xqa/xx": cell}))
+    # seed 0: LSH proposes the pair (it may miss a pair this close to the threshold)
+    fails = _failures(audit.check_query_overlap(rel, {"en": audit.Language.model_validate(EN)}, {"threshold": 0.7, "num_perm": 128}, 0))
+    assert len(fails) == 1 and fails[0].startswith("q2 (xqa/xx): near-duplicate of q1 (text:xx")
+
+
+def test_language_check_counts_queries_and_names_unknown_languages(tmp_path):
+    cells = {"xqa/en": {"corpus": [], "queries": [_q("q1", "What is the first-line treatment of acute bronchitis in adults?", ["C1"])],
+                        "qrels": []},
+             "xqa/xx": {"corpus": [], "queries": [_q("q2", "anything", ["C2"], "xx")], "qrels": []}}
+    rel = audit.Release(_write_release(tmp_path, cells))
+    en = {"en": audit.Language.model_validate(EN)}
+    check = audit.check_language(rel, en, "lingua-subset")
+    assert check.failures == ["xqa/xx: language 'xx' not in the manifest's registry"]
+    del rel.cells["xqa/xx"]
+    check = audit.check_language(rel, en, "lingua-subset")
+    assert (check.passed, check.detail) == (True, "1 queries in their cell's language and script")
+
+
+# --- BM25 against an independent Okapi BM25 (k1 = 1.2, b = 0.75) -----------------------------------
+
+import math  # noqa: E402
+from collections import Counter  # noqa: E402
+
+from common.text import normalize  # noqa: E402
+
+
+def _okapi(query: str, docs: dict[str, str], df: Counter, n_docs: int, avgdl: float) -> dict[str, float]:
+    scores = {}
+    for did, text in docs.items():
+        toks = re.findall(r"\w+", normalize(text))
+        tf = Counter(toks)
+        s = 0.0
+        for term in re.findall(r"\w+", normalize(query)):
+            if tf[term]:
+                idf = math.log(1 + (n_docs - df[term] + 0.5) / (df[term] + 0.5))
+                s += idf * tf[term] * 2.2 / (tf[term] + 1.2 * (1 - 0.75 + 0.75 * len(toks) / avgdl))
+        scores[did] = s
+    return scores
+
+
+import re  # noqa: E402
+
+WORDS5 = st.lists(st.sampled_from(["fever", "cough", "rash", "pain", "edema", "ache"]), min_size=1, max_size=7).map(" ".join)
+
+
+@settings(max_examples=120, deadline=None, derandomize=True)
+@given(docs=st.lists(WORDS5, min_size=2, max_size=5), query=WORDS5, others=st.lists(WORDS5, max_size=4))
+def test_bm25_ranks_like_okapi_bm25(docs, query, others):
+    """Decisions equal an independent BM25's, whose scores must separate clearly (no float ties)."""
+    members = {f"d{i}": t for i, t in enumerate(docs)}
+    corpus = {**members, **{f"o{i}": t for i, t in enumerate(others)}}
+    df = Counter(t for text in corpus.values() for t in set(re.findall(r"\w+", normalize(text))))
+    avgdl = sum(len(re.findall(r"\w+", normalize(t))) for t in corpus.values()) / len(corpus)
+    scores = _okapi(query, members, df, len(corpus), avgdl)
+    best = scores["d0"]
+    if any(0 < abs(best - v) < 1e-9 for v in scores.values()):
+        return
+    assert audit.bm25_rank_first(query, members, "d0", df, len(corpus), avgdl) == (best > 0 and all(best > v for k, v in scores.items() if k != "d0"))
+
+
+def test_bm25_idf_stays_positive_for_a_term_in_every_document():
+    """idf = ln(1 + (N - df + 0.5) / (df + 0.5)) is positive even when every document has the term."""
+    df = Counter({"cough": 2, "pain": 1})
+    assert audit.bm25_rank_first("cough cough", {"d0": "cough", "d1": "pain cough"}, "d0", df, 2, 1.5)
+
+
+def test_bm25_needs_a_positive_score_even_alone():
+    assert not audit.bm25_rank_first("rash", {"t": "fever"}, "t", Counter({"fever": 1}), 1, 1.0)
+    assert audit.bm25_rank_first("fever", {"t": "fever"}, "t", Counter({"fever": 1}), 1, 1.0)
+
+
+def _rel(cells: dict, sets: list[dict]):
+    """Release-shaped cells in memory: the tier statistics read nothing else."""
+    from types import SimpleNamespace
+
+    out = {}
+    for cell, c in cells.items():
+        task, lang = cell.split("/")
+        out[cell] = {"task": task, "lang": lang, "corpus": list(enumerate(c["corpus"], 1)),
+                     "queries": list(enumerate(c["queries"], 1)), "qrels": []}
+    return SimpleNamespace(cells=out, confusion=list(enumerate(sets, 1)))
+
+
+@settings(max_examples=40, deadline=None, derandomize=True)
+@given(texts=st.lists(WORDS5, min_size=8, max_size=8), queries=st.lists(WORDS5, min_size=2, max_size=2))
+def test_tier_statistics_score_each_set_with_the_cells_bm25(texts, queries):
+    """df and the mean document length come from the whole cd cell; each set is ranked among
+    its own members; similarity is measured between the target and its distractors only."""
+    docs = [{"_id": f"C{i:07d}", "title": f"name {i} {texts[i]}", "text": texts[i]} for i in range(8)]
+    sets = [{"set_id": "s0", "lang": "en", "tier": "easy", "target_cui": "C0000000", "distractor_cuis": ["C0000001", "C0000002"]},
+            {"set_id": "s1", "lang": "en", "tier": "hard", "target_cui": "C0000003", "distractor_cuis": ["C0000004", "C0000009"]},
+            {"set_id": "s2", "lang": "fr", "tier": "hard", "target_cui": "C0000005", "distractor_cuis": ["C0000006"]},
+            {"set_id": "s3", "lang": "en", "tier": "extreme", "target_cui": "C0000005", "distractor_cuis": ["C0000006"]},
+            {"set_id": "s4", "lang": "en", "tier": "medium", "target_cui": "C0000099", "distractor_cuis": ["C0000006"]}]
+    qs = [_q("s0", "x", ["C0000000"], pivot=queries[0]), _q("s1", "y", ["C0000003"], pivot=queries[1])]
+    stats = audit.tier_statistics(_rel({"cd/en": {"corpus": docs, "queries": qs}, "xqa/en": {"corpus": docs, "queries": []}}, sets))
+    texts_by_id = {d["_id"]: d["text"] for d in docs}
+    df = Counter(t for text in texts_by_id.values() for t in set(re.findall(r"\w+", normalize(text))))
+    avgdl = sum(len(re.findall(r"\w+", normalize(t))) for t in texts_by_id.values()) / 8
+
+    def solved(q, members):
+        scores = _okapi(q, {m: texts_by_id[m] for m in members}, df, 8, avgdl)
+        best = scores[members[0]]
+        return best > 0 and all(best > v for k, v in scores.items() if k != members[0])
+
+    def sim(t, ds):
+        return round(sum(jaccard(char_shingles(docs[t]["title"], 3), char_shingles(docs[d]["title"], 3)) for d in ds) / len(ds), 4)
+
+    assert stats == {
+        "easy": {"sets": 1, "mean_similarity": sim(0, [1, 2]), "bm25_accuracy": float(solved(queries[0], ["C0000000", "C0000001", "C0000002"])), "bm25_n": 1},
+        "medium": {"sets": 0, "mean_similarity": None, "bm25_accuracy": None, "bm25_n": 0},
+        "hard": {"sets": 1, "mean_similarity": sim(3, [4]), "bm25_accuracy": float(solved(queries[1], ["C0000003", "C0000004"])), "bm25_n": 1},
+    }
+
+
+def test_tier_means_are_rounded_to_four_places_and_must_strictly_increase(tmp_path):
+    fails, stats = _tiers(_cd_release(tmp_path, {"easy": [True], "medium": [True], "hard": [True]},
+                                      sim={"easy": "none", "medium": "half", "hard": "half"}))
+    assert stats["medium"]["mean_similarity"] == stats["hard"]["mean_similarity"] == round(stats["hard"]["mean_similarity"], 4)
+    assert len(str(stats["medium"]["mean_similarity"]).split(".")[1]) == 4  # e.g. 0.3077, never 0.30769
+    assert fails == [f"mean target-distractor similarity not increasing easy<medium<hard: "
+                     f"{[stats[t]['mean_similarity'] for t in ('easy', 'medium', 'hard')]}"]
+
+
+def test_equal_easy_and_medium_similarity_fails_and_accuracy_is_rounded(tmp_path):
+    fails, stats = _tiers(_cd_release(tmp_path, {"easy": [True, False, False], "medium": [True], "hard": [True]},
+                                      sim={"easy": "none", "medium": "none", "hard": "near"}))
+    assert stats["easy"]["mean_similarity"] == stats["medium"]["mean_similarity"]
+    assert fails[0].startswith("mean target-distractor similarity not increasing")
+    assert stats["easy"]["bm25_accuracy"] == 0.3333
+
+
+def test_a_tier_without_queries_is_not_measured(tmp_path):
+    root = _cd_release(tmp_path, {"easy": [True], "medium": [True], "hard": [True]})
+    rel = audit.Release(root)
+    rel.cells["cd/en"]["queries"] = [(n, q) for n, q in rel.cells["cd/en"]["queries"] if q["_id"] != rel.confusion[1][1]["set_id"]]
+    check, stats = audit.check_tiers(rel)
+    assert stats["medium"]["bm25_accuracy"] is None and check.passed
+
+
+def test_each_language_walks_the_pools_from_their_start():
+    """A candidate the first language could not name stays available to the next one."""
+    alloc = _alloc({("cd", "en"): 1, ("cd", "fr"): 1}, languages=("en", "fr"))
+    pool = _sets(3, "easy")
+    chosen = alloc.allocate_confusion_sets(
+        {"easy": pool}, lambda cui, lang: None if (cui, lang) == (pool[0].target_cui, "en") else Realization(_name(lang + cui), "terminology"),
+        ["easy"])
+    assert [(a.lang, c.target_cui) for a, c in chosen] == [("en", pool[1].target_cui), ("fr", pool[0].target_cui)]
