@@ -40,6 +40,7 @@ import shlex
 import signal
 import sys
 import time
+from collections import Counter
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -58,12 +59,58 @@ MODULES: dict[str, list[str]] = {
     "tasks/audit/checks.py": ["tests/test_mutants.py"],
 }
 
-# (module, source line stripped, mutation[, column[, end column]]) -> why the mutant cannot
-# change behaviour. Columns (of the mutated node, as --list shows them) only where one line
-# has two alike mutants.
+# (module, source line stripped, mutation[, column, end column[, occurrence]]) -> why the
+# mutant cannot change behaviour. Columns (of the mutated node, as --list shows them) only
+# where one line has two alike mutants; the occurrence (0, 1, ...) where the same statement
+# appears more than once in the module.
 EQUIVALENT: dict[tuple, str] = {
     ("tasks/dedup/near_duplicates.py", 'm.update_batch([s.encode("utf-8") for s in sorted(shingles)])', "sorted(x) -> x"):
         "a MinHash keeps per-permutation minima: the order shingles are fed in cannot change them",
+    ('tasks/dedup/minhash.py', '_MAX32 = (1 << 32) - 1', '1 -> 2', 10): 'with numpy 1.x (pinned) the 33-bit value wraps to the same uint32 maximum, and astype(uint32) drops bit 32 of the mask',
+    ('tasks/dedup/minhash.py', '_MAX32 = (1 << 32) - 1', '32 -> 33'): 'with numpy 1.x (pinned) the 33-bit value wraps to the same uint32 maximum, and astype(uint32) drops bit 32 of the mask',
+    ('tasks/dedup/minhash.py', 'return getattr(MinHash(num_perm=1, seed=1), "scheme", _LEGACY)', '1 -> 2'): 'any probe MinHash has the same `scheme` attribute',
+    ('tasks/dedup/minhash.py', '@lru_cache(maxsize=1)', '1 -> 2'): 'cache size: speed only',
+    ('tasks/dedup/minhash.py', '@lru_cache(maxsize=32)', '32 -> 33'): 'cache size: speed only',
+    ('tasks/dedup/minhash.py', '@lru_cache(maxsize=4)', '4 -> 5'): 'cache size: speed only',
+    ('tasks/dedup/minhash.py', 'kwargs = {"scheme": scheme} if hasattr(MinHash(num_perm=1), "scheme") else {}', '1 -> 2'): 'any probe MinHash has the same `scheme` attribute',
+    ('tasks/dedup/minhash.py', 'if not kwargs and scheme != _LEGACY:', '!= -> =='): 'datasketch 2.x (pinned) has schemes, so `not kwargs` is false either way',
+    ('tasks/dedup/minhash.py', 'a.setflags(write=False)', 'False -> True'): 'a read-only guard: nothing writes to the permutations',
+    ('tasks/dedup/minhash.py', 'b.setflags(write=False)', 'False -> True'): 'a read-only guard: nothing writes to the permutations',
+    ('tasks/dedup/minhash.py', 'nxt[-1] = size + 1', '1 -> 2', 21): "the last piece ends at its text's end either way (np.minimum with text_end)",
+    ('tasks/dedup/minhash.py', 'ends = np.minimum(nxt + (n - 1), text_end)', '- -> +'): "pieces two characters longer add only n-grams of the same text that the next piece holds: each text's set is unchanged",
+    ('tasks/dedup/minhash.py', 'self.table = np.empty((min(self.max_rows, 4096), self.num_perm), dtype=self.dtype)', '4096 -> 4097'): 'initial table size: the table grows on demand',
+    ('tasks/dedup/minhash.py', 'ids = np.fromiter(map(rows.get, flat, repeat(-1)), dtype=np.intp, count=len(flat))', '1 -> 2'): 'a miss is any negative id',
+    ('tasks/dedup/minhash.py', 'miss = np.flatnonzero(ids < 0)', '< -> <='): 'rows of cached keys start at 1 (row 0 is the empty row)',
+    ('tasks/dedup/minhash.py', 'miss = np.flatnonzero(ids < 0)', '0 -> 1'): 'rows of cached keys start at 1 (row 0 is the empty row)',
+    ('tasks/dedup/minhash.py', 'if hi > len(self.table):', '> -> >='): 'grows one row earlier: speed and memory only',
+    ('tasks/dedup/minhash.py', 'grown = np.empty((min(self.max_rows, max(hi, 2 * len(self.table))), self.num_perm), dtype=self.dtype)', '* -> /'): 'growth step: the table still holds hi rows',
+    ('tasks/dedup/minhash.py', 'grown = np.empty((min(self.max_rows, max(hi, 2 * len(self.table))), self.num_perm), dtype=self.dtype)', '2 -> 3'): 'growth step: the table still holds hi rows',
+    ('tasks/dedup/minhash.py', 'if n <= _FEW:  # a few sets (e.g. one text at a time): one reduction each', '<= -> <'): 'both reductions compute the same column-wise minima',
+    ('tasks/dedup/minhash.py', 'if k <= _FEW and j:  # a long tail of few sets: finish them one by one', 'and -> or'): 'both reductions compute the same column-wise minima',
+    ('tasks/dedup/minhash.py', 'if k <= _FEW and j:  # a long tail of few sets: finish them one by one', '<= -> <'): 'both reductions compute the same column-wise minima',
+    ('tasks/dedup/minhash.py', '_FEW = 8', '8 -> 9'): 'both reductions compute the same column-wise minima',
+    ('tasks/dedup/minhash.py', 'chunk: int = 2048, group: int = 32, cache_bytes: int = 32 << 20):', '2048 -> 2049'): 'performance only: results are identical for every value (tests/test_minhash.py::test_tiny_caches_and_chunks_change_nothing)',
+    ('tasks/dedup/minhash.py', 'chunk: int = 2048, group: int = 32, cache_bytes: int = 32 << 20):', '32 -> 33'): 'performance only: results are identical for every value (tests/test_minhash.py::test_tiny_caches_and_chunks_change_nothing)',
+    ('tasks/dedup/minhash.py', 'chunk: int = 2048, group: int = 32, cache_bytes: int = 32 << 20):', '20 -> 21'): 'performance only: results are identical for every value (tests/test_minhash.py::test_tiny_caches_and_chunks_change_nothing)',
+    ('tasks/dedup/minhash.py', 'self.chunk, self.group = max(1, chunk), max(1, group)', '1 -> 2'): 'performance only: results are identical for every value (tests/test_minhash.py::test_tiny_caches_and_chunks_change_nothing)',
+    ('tasks/dedup/minhash.py', 'self._max_rows = max(2, cache_bytes // (num_perm * self._work.itemsize))', '2 -> 3'): 'performance only: results are identical for every value (tests/test_minhash.py::test_tiny_caches_and_chunks_change_nothing)',
+    ('tasks/dedup/minhash.py', 'self._max_rows = max(2, cache_bytes // (num_perm * self._work.itemsize))', '// -> *'): 'performance only: results are identical for every value (tests/test_minhash.py::test_tiny_caches_and_chunks_change_nothing)',
+    ('tasks/dedup/minhash.py', 'phv = (hv.astype(np.uint64).reshape(-1, 1) * a + b) % _MERSENNE', '1 -> 2', 49): 'numpy 1.x takes any negative dimension as the unknown one',
+    ('tasks/dedup/minhash.py', 'return _fmix(hv.reshape(-1, 1), 64 if self.scheme == _AFFINE64 else 32) * a + b', '1 -> 2', 33): 'numpy 1.x takes any negative dimension as the unknown one',
+    ('tasks/dedup/minhash.py', 'n_pending = 0', '0 -> 1'): 'performance only: results are identical for every value (tests/test_minhash.py::test_tiny_caches_and_chunks_change_nothing)',
+    ('tasks/dedup/minhash.py', 'n_pending += len(lens)', '+ -> -'): 'performance only: results are identical for every value (tests/test_minhash.py::test_tiny_caches_and_chunks_change_nothing)',
+    ('tasks/dedup/minhash.py', 'if n_pending >= self.chunk:', '>= -> >'): 'performance only: results are identical for every value (tests/test_minhash.py::test_tiny_caches_and_chunks_change_nothing)',
+    ('tasks/dedup/minhash.py', 'norms = list(map(normalize, islice(it, 256)))', '256 -> 257'): 'performance only: results are identical for every value (tests/test_minhash.py::test_tiny_caches_and_chunks_change_nothing)',
+    ('tasks/dedup/minhash.py', 'long_ix = [i for i, t in enumerate(norms) if len(t) > n]', '> -> >='): 'a text of exactly n characters is one n-gram on either path',
+    ('tasks/dedup/minhash.py', 'if len(long_ix) < len(norms):', '< -> <='): 'with no short text the short path fills no row',
+    ('tasks/dedup/minhash.py', 'and not getattr(lsh, "prepickle", True)', 'True -> False'): 'the default is read only for an LSH without `prepickle`, which datasketch 2.x (pinned) always has',
+    ('tasks/dedup/minhash.py', 'buffer_size: int = 50000) -> None:', '50000 -> 50001'): 'performance only: results are identical for every value (tests/test_minhash.py::test_tiny_caches_and_chunks_change_nothing)',
+    ("tasks/dedup/minhash.py", "local = dict(zip(new, range(1, 1 + len(new))))", "1 -> 2", 39, 40):
+        "the range runs one past the keys, and zip stops at the keys",
+    ("tasks/dedup/minhash.py", "if ids is None:", "is -> is not", 19, 30, 1):
+        "clearing a cache the batch fits in costs only time; when it does not fit, the local table is used either way",
+    ("tasks/dedup/minhash.py", "scheme = default_scheme() if scheme is None else scheme", "is -> is not", 33, 47, 0):
+        "to_leans passes the scheme to to_lean, which resolves None the same way",
     ("umls/rrf.py", "BLOCK_SIZE = 16 << 20", "16 -> 17"): "block size: memory and speed only (line numbers come from the scan)",
     ("umls/rrf.py", "BLOCK_SIZE = 16 << 20", "20 -> 21"): "block size: memory and speed only (line numbers come from the scan)",
     ("umls/rrf.py", "read_options=pacsv.ReadOptions(column_names=names, block_size=block_size, use_threads=True),",
@@ -76,6 +123,12 @@ EQUIVALENT: dict[tuple, str] = {
         "a full window would add pool[:min(start, 0)], nothing",
     ("tasks/allocation/confusion.py", 'wanted = [names[(i + j) % 3] for j in range(3)] if one_tier_per_target else ["hard", "medium", "easy"]',
      "3 -> 4", 52): "a fourth try repeats the first tier, which already failed for this target",
+    ("tasks/allocation/confusion.py", 'start = int(order("pool")[:12], 16) % max(1, len(pool))', "1 -> 2"):
+        "differs only for a type of one concept, the target itself, whose window is empty either way",
+    ("tasks/allocation/confusion.py", "size = POOL + len(related) + 1", "1 -> 2"):
+        "one more window entry: the first POOL non-related candidates, all that is kept, are the same",
+    ("tasks/allocation/confusion.py", "window += pool[: min(start, size - len(window))]", "- -> +"):
+        "a longer wrap is cut at POOL candidates after the same prefix, and never passes the start",
     ("tasks/allocation/allocator.py", "return self.filled[cell] / max(1, self.quotas.get(cell, 0))", "1 -> 2"):
         "fill ratios are compared only between cells with room; at quota 1 such a cell holds 0 items: 0/1 = 0/2",
     ("tasks/allocation/allocator.py", "return self.filled[cell] / max(1, self.quotas.get(cell, 0))", "0 -> 1"):
@@ -106,6 +159,7 @@ class Mutant:
     end: int  # end column of the mutated node: with `col`, tells apart nested nodes on one line
     op: str
     source: str  # the line's source, stripped
+    occurrence: int = 0  # how many identical (source, op, col, end) mutants come before it in the module
     status: str = ""  # killed | survived | timeout | equivalent
     seconds: float = 0.0
 
@@ -192,9 +246,13 @@ def list_mutants(path: Path) -> list[Mutant]:
     source = path.read_text(encoding="utf-8")
     lines = source.splitlines()
     tree = ast.parse(source, str(path))
-    out = []
+    out, seen = [], Counter()
     for i, (node, op, _) in enumerate(_candidates(tree)):
-        out.append(Mutant(i, node.lineno, node.col_offset, getattr(node, "end_col_offset", -1), op, lines[node.lineno - 1].strip()))
+        m = Mutant(i, node.lineno, node.col_offset, getattr(node, "end_col_offset", -1), op, lines[node.lineno - 1].strip())
+        same = (m.source, m.op, m.col, m.end)
+        m.occurrence = seen[same]  # the same statement, mutated the same way, elsewhere in the module
+        seen[same] += 1
+        out.append(m)
     return out
 
 
@@ -281,6 +339,12 @@ def _wait(pid: int, deadline: float) -> tuple[int | None, bool]:
         time.sleep(0.02)
 
 
+def is_equivalent(rel: str, m: Mutant) -> bool:
+    keys = [(rel, m.source, m.op), (rel, m.source, m.op, m.col), (rel, m.source, m.op, m.col, m.end),
+            (rel, m.source, m.op, m.col, m.end, m.occurrence)]
+    return any(k in EQUIVALENT for k in keys)
+
+
 def run_module(rel: str, tests: list[str], jobs: int, only: list[int] | None, log) -> tuple[list[Mutant], float]:
     path = ROOT / rel
     mutants = list_mutants(path)
@@ -298,7 +362,7 @@ def run_module(rel: str, tests: list[str], jobs: int, only: list[int] | None, lo
     while pending or running:
         while pending and len(running) < jobs:
             m = pending.pop(0)
-            if any(k in EQUIVALENT for k in ((rel, m.source, m.op), (rel, m.source, m.op, m.col), (rel, m.source, m.op, m.col, m.end))):
+            if is_equivalent(rel, m):
                 m.status = "equivalent"
                 continue
             running[_start(rel, mutated_code(path, m.index), tests)] = (m, time.monotonic())
@@ -350,7 +414,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.list:
         for rel in modules:
             for m in list_mutants(ROOT / rel):
-                print(f"{rel} #{m.index} line {m.line} col {m.col}-{m.end}: {m.op}    {m.source}")
+                occ = f" occurrence {m.occurrence}" if m.occurrence else ""
+                print(f"{rel} #{m.index} line {m.line} col {m.col}-{m.end}{occ}: {m.op}    {m.source}")
         return 0
     # the third-party imports every child would otherwise repeat (seconds each)
     import datasketch  # noqa: F401

@@ -120,3 +120,18 @@ def test_unknown_runner(tmp_path):
 def test_dask_runner_needs_an_address(tmp_path):
     line = _one_error_line(_cli("build", "--config", str(_config(tmp_path)), "--runner", "dask"))
     assert "--address" in line
+
+
+@pytest.mark.slow
+def test_an_undecodable_byte_in_a_source_is_one_line(tmp_path):
+    """Issue #13's first probe: one invalid UTF-8 byte in a JSONL source, through the CLI."""
+    data = (ROOT / "sources" / "sample" / "xqa.jsonl").read_bytes()
+    lines = data.splitlines(keepends=True)
+    lines[2] = lines[2].replace(b'"text": "', b'"text": "\xff', 1)
+    bad = tmp_path / "xqa.jsonl"
+    bad.write_bytes(b"".join(lines))
+    cfg = _config(tmp_path, **{f'"{ROOT}/sources/sample/xqa.jsonl"': f'"{bad}"'})
+    line = _one_error_line(_cli("build", "--config", str(cfg)))
+    assert line.startswith(f"error: {bad}:3: expected UTF-8 text, found byte 0xff at column ")
+    assert len(line) < 200  # the file is not echoed
+    assert not (tmp_path / "releases").exists() or list((tmp_path / "releases").iterdir()) == []

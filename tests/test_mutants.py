@@ -106,6 +106,65 @@ def test_reference_signature_matches_the_fast_one():
     assert list(signature(sh, 64, 7).hashvalues) == list(MinHasher(64, 7).signatures([sh])[0])
 
 
+import numpy as np  # noqa: E402
+
+from tasks.dedup import minhash as mh  # noqa: E402
+
+
+def test_minhasher_defaults_are_datasketchs_and_num_perm_must_be_positive():
+    from datasketch import MinHash
+
+    m = mh.MinHasher()
+    assert (m.num_perm, m.seed) == (128, 1) and m.scheme == MinHash(num_perm=1).scheme
+    assert mh.MinHasher(num_perm=1).signatures([{"ab"}]).shape == (1, 1)
+    with pytest.raises(ValueError, match="positive"):
+        mh.MinHasher(num_perm=0)
+    assert m.lean(m.signatures([{"ab"}])[0]) == mh.to_lean(m.signatures([{"ab"}])[0], 1)
+
+
+def test_nothing_in_gives_no_rows_and_leans_carry_the_default_scheme():
+    m = mh.MinHasher(16, 3)
+    assert m.text_signatures([], 5).shape == (0, 16) and m.signatures([]).shape == (0, 16)
+    lean = mh.to_lean(m.signatures([{"ab"}])[0], 3)
+    assert lean.scheme == mh.default_scheme() and lean.seed == 3
+
+
+def test_a_batch_larger_than_the_whole_cache_is_hashed_outside_it():
+    texts = ["one two three four five six seven eight", "nine ten eleven twelve"]
+    tiny = mh.MinHasher(16, 1, cache_bytes=2 * 16 * 4)  # room for one piece
+    assert np.array_equal(tiny.text_signatures(texts, 5), mh.MinHasher(16, 1).signatures([char_shingles(t, 5) for t in texts]))
+
+
+def test_lsh_insert_many_names_the_lengths_it_expected():
+    from datasketch import MinHashLSH
+
+    sigs = mh.signatures([{"abcde"}], 128, 1)
+    with pytest.raises(ValueError, match="^Expecting minhash with length 64, got 128$"):
+        mh.lsh_insert_many(MinHashLSH(threshold=0.5, num_perm=64), ["a"], sigs, 1)
+
+
+def test_the_row_cache_computes_each_key_once_and_knows_its_capacity():
+    calls: list[list[str]] = []
+
+    def compute(keys):
+        calls.append(list(keys))
+        return np.array([[ord(k[0])] * 4 for k in keys], dtype=np.uint32)
+
+    empty = (1 << 32) - 1
+    cache = mh._RowCache(4, np.dtype(np.uint32), empty, max_rows=6)  # row 0 (empty) + 5 keys
+    assert cache.ids(["a", "b", "a"], compute).tolist() == [1, 2, 1] and calls == [["a", "b"]]
+    assert cache.ids(["b", "a"], compute).tolist() == [2, 1] and len(calls) == 1  # all cached: nothing computed
+    assert cache.ids(["c", "a", "d"], compute).tolist() == [3, 1, 4] and calls[-1] == ["c", "d"]
+    assert cache.ids(["e"], compute).tolist() == [5]  # the last row
+    assert cache.table[0].tolist() == [empty] * 4 and cache.table[5].tolist() == [ord("e")] * 4
+    before = (dict(cache.rows), cache.used, len(calls))
+    assert cache.ids(["f", "a"], compute) is None and (dict(cache.rows), cache.used, len(calls)) == before  # full
+    table, ids = cache.local(["x", "y", "x"], compute)
+    assert ids.tolist() == [1, 2, 1] and table[0].tolist() == [empty] * 4 and table[2].tolist() == [ord("y")] * 4
+    tiny = mh._RowCache(4, np.dtype(np.uint32), empty, max_rows=0)  # at least room for one key
+    assert tiny.ids(["a"], compute).tolist() == [1] and tiny.ids(["b"], compute) is None
+
+
 # ============================================================================ RRF reader
 
 import umls.rrf as rrf  # noqa: E402
@@ -702,6 +761,33 @@ def test_hard_needs_k_distractors_and_medium_takes_exactly_k():
     assert [s.distractor_cuis for s in got["easy"]] == [("C0000010", "C0000011", "C0000012")]
 
 
+def test_confusion_records_are_values():
+    c = ConceptInfo("C0000001", "T047", "DISO", "fever")
+    s = ConfusionCandidate("C0000001", "fever", "hard", ("C0000002",))
+    assert {c: 1}[ConceptInfo("C0000001", "T047", "DISO", "fever")] == 1
+    assert {s: 1}[ConfusionCandidate("C0000001", "fever", "hard", ("C0000002",))] == 1
+
+
+def test_the_hard_top_up_admits_exactly_the_minimum_similarity_and_cousins():
+    """Top-up candidates need similarity >= HARD_MIN_SIMILARITY (0.2 counts) and must not be
+    near within 1 step (a cousin, two steps up, is fine)."""
+    spec = [("C0000001", "T047", "A", "abcd"), ("C0000002", "T047", "A", "abcxyz"), ("C0000003", "T047", "A", "abcdq"),
+            ("C0000004", "T047", "A", "zzzz"), ("C0000009", "T121", "B", "qqqq")]
+    parents = [("C0000001", "P"), ("P", "G"), ("C0000003", "Q"), ("Q", "G")]  # C0000003 is a cousin
+    concepts, h = _vocab(spec, parents)
+    assert similarity(concepts["C0000001"], concepts["C0000002"], {}) == 0.2
+    (s,) = build_candidates(concepts, h, 2, 5, ["C0000001"])["hard"]
+    assert s.distractor_cuis == ("C0000003", "C0000002")
+
+
+def test_medium_without_a_hard_set_still_refuses_an_identical_name():
+    spec = [("C0000001", "T047", "A", "aaaa bbbb"), ("C0000009", "T047", "A", "cccc dddd"), ("C0000003", "T047", "A", "eeee ffff"),
+            ("C0000002", "T047", "A", "gggg hhhh"), ("C0000005", "T047", "A", "AAAA BBBB")]  # the same name, normalised
+    concepts, h = _vocab(spec)
+    (s,) = build_candidates(concepts, h, 3, 5, ["C0000001"])["medium"]
+    assert s.distractor_cuis == ("C0000002", "C0000003", "C0000009")
+
+
 def test_medium_stays_below_every_hard_distractor_and_is_far():
     concepts, h = synthetic_vocabulary()
     by_name = {c.name: c.cui for c in concepts.values()}
@@ -729,6 +815,10 @@ BIG_GOLDEN = {
 }
 
 
+DEEP_GOLDEN = {"easy": [("C0000722", "C0000732", "C0000736")], "medium": [("C0000220", "C0000493", "C0000661")],
+               "hard": [("C0000353", "C0000185", "C0000367")]}
+
+
 def _big_vocabulary() -> tuple[dict, Hierarchy]:
     """700 disorders in 7 branches (names: shared stems, so similarity varies), 60 drugs."""
     spec, parents = [], []
@@ -739,6 +829,17 @@ def _big_vocabulary() -> tuple[dict, Hierarchy]:
         parents.append((f"C{i:07d}", f"B{i % 7}{i % 50}"))
     spec += [(f"C{700 + i:07d}", "T121", "CHEM", _name(f"drug{i}")[:13]) for i in range(60)]
     return _vocab(spec, parents)
+
+
+def test_seeded_sampling_with_deep_ancestry_is_pinned():
+    """A target whose 30 ancestors are concepts of its own type: they are left out of its
+    window, which is made that much longer so that POOL candidates remain."""
+    concepts, h = _big_vocabulary()
+    chain = [("C0000003", "C0000100")] + [(f"C{100 + i:07d}", f"C{101 + i:07d}") for i in range(29)]
+    h = Hierarchy([(c, p) for c, ps in h.parents.items() for p in ps] + chain)
+    got = build_candidates(concepts, h, 3, 7, ["C0000003"])
+    pinned = {tier: [s.distractor_cuis for s in sets] for tier, sets in got.items()}
+    assert pinned == DEEP_GOLDEN, pinned
 
 
 def test_seeded_sampling_of_large_pools_is_pinned():
@@ -945,6 +1046,10 @@ def test_bm25_idf_stays_positive_for_a_term_in_every_document():
     """idf = ln(1 + (N - df + 0.5) / (df + 0.5)) is positive even when every document has the term."""
     df = Counter({"cough": 2, "pain": 1})
     assert audit.bm25_rank_first("cough cough", {"d0": "cough", "d1": "pain cough"}, "d0", df, 2, 1.5)
+    # and its smoothing weighs a rarer term more, by exactly this much
+    docs = {"d0": "cough rash", "d1": "rash rash cough pain", "d2": "fever fever cough"}
+    df = Counter({"cough": 4, "rash": 2, "pain": 2, "fever": 1})
+    assert audit.bm25_rank_first("cough rash", docs, "d0", df, 5, 2.6)
 
 
 def test_bm25_needs_a_positive_score_even_alone():
