@@ -1,9 +1,12 @@
 """Text normalisation, Unicode script profiling and shingling (pure functions)."""
 from __future__ import annotations
 
+import re
 import unicodedata
 from collections import Counter
 from functools import lru_cache
+
+_WORD = re.compile(r"\w+")
 
 _SCRIPT_PREFIXES = (
     ("CJK UNIFIED IDEOGRAPH", "Han"),
@@ -65,3 +68,35 @@ def jaccard(a: set, b: set) -> float:
 def lexical_similarity(a: str, b: str, n: int = 3) -> float:
     """Character-trigram Jaccard: the tier-ordering measure."""
     return jaccard(char_shingles(a, n), char_shingles(b, n))
+
+
+def _fold_latin_marks(text: str) -> str:
+    """Drop combining marks from Latin letters only (é -> e); Cyrillic й and kana voicing stay."""
+    out = []
+    for ch in unicodedata.normalize("NFD", text):
+        if unicodedata.combining(ch) and out and script_of(out[-1]) == "Latin":
+            continue
+        out.append(ch)
+    return unicodedata.normalize("NFC", "".join(out))
+
+
+def word_tokens(text: str) -> list[str]:
+    """Words of a text for phrase comparison: NFKC, casefold, accents folded on Latin
+    letters, runs of letters and digits (`\\w+`); punctuation and spacing never matter."""
+    return _WORD.findall(_fold_latin_marks(unicodedata.normalize("NFKC", text).casefold()))
+
+
+def phrase_key(text: str) -> str:
+    return " ".join(word_tokens(text))
+
+
+def contains_phrase(haystack: str, needle: str) -> bool:
+    """Does `needle` occur in `haystack` as whole words (any substring for CJK, which has
+    no spaces between words)?"""
+    n = phrase_key(needle)
+    if not n:
+        return False
+    h = phrase_key(haystack)
+    if any(script_of(ch) in ("Han", "Hiragana", "Katakana", "Hangul") for ch in n):
+        return n.replace(" ", "") in h.replace(" ", "")
+    return f" {n} " in f" {h} "

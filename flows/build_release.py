@@ -109,7 +109,7 @@ def run_stages(loaded: LoadedConfig, work: str, runs: Counter, targets: list[str
         item_shards=src["shards"], grounded=grounded, realized=realized, vocab=vocab, languages=langs, memory=memory,
         quotas={"xqa": cfg.tasks.xqa.quota, "evidence": cfg.tasks.evidence.quota, "cd": cfg.tasks.cd.quota},
         distractors=cfg.tasks.cd.distractors, key_groups=g.key_groups, dedup=cfg.dedup.model_dump(), seed=cfg.seed,
-        work_dir=work, langid_backend=cfg.langid_backend)
+        work_dir=work, langid_backend=cfg.langid_backend, overlap_scope=cfg.overlap.scope)
     if base_release:
         alloc_params.update(base_release=base_release, new_languages=targets)
     alloc = runs.future(pt.allocate.submit(**alloc_params))
@@ -118,7 +118,7 @@ def run_stages(loaded: LoadedConfig, work: str, runs: Counter, targets: list[str
 
 @flow(name="build_release", log_prints=False, validate_parameters=False)
 def build_release_flow(config_path: str, version: str | None = None, release_dir: str | None = None,
-                       work_dir: str | None = None) -> dict:
+                       work_dir: str | None = None, evaluate: list[str] | None = None) -> dict:
     logger = get_run_logger()
     loaded = load_config(config_path)
     cfg = loaded.config
@@ -134,7 +134,8 @@ def build_release_flow(config_path: str, version: str | None = None, release_dir
         return {"error": str(exc)}
     logger.info("task runs: %d, cached: %d", runs.runs, runs.cached)
     try:
-        result = assemble_release(loaded, inputs, vocab, src, alloc, version, release_root, existed_at_start=existed)
+        result = assemble_release(loaded, inputs, vocab, src, alloc, version, release_root,
+                                  evaluate=evaluate, work_dir=work, existed_at_start=existed)
     except InputError as exc:
         return error_result(exc)
     result.update(task_runs=runs.runs, cached=runs.cached)

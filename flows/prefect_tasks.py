@@ -62,13 +62,9 @@ def stage(name: str):
 
 @stage("load_vocabulary")
 def load_vocabulary(out, *, rrf_dir, lat_to_lang, max_srl, preferred_en, work_dir, format="rrf", roots="all"):
-    if format == "obo":
-        from umls.obo_vocabulary import build_obo_vocabulary
+    from umls.configured import build_configured_vocabulary
 
-        return build_obo_vocabulary(Path(rrf_dir), out, lat_to_lang, preferred_en, roots)
-    from umls.vocabulary import build_vocabulary
-
-    return build_vocabulary(Path(rrf_dir), out, lat_to_lang, max_srl, preferred_en)
+    return build_configured_vocabulary(format, Path(rrf_dir), out, lat_to_lang, max_srl, preferred_en, roots)
 
 
 @stage("load_sources")
@@ -102,8 +98,8 @@ def realize_shard(out, *, shard, target, languages, memory, work_dir, langid_bac
 
 @stage("allocate")
 def allocate(out, *, item_shards, grounded, realized, vocab, languages, memory, quotas, distractors, key_groups, dedup, seed,
-             work_dir, base_release=None, new_languages=None, langid_backend=None):
+             work_dir, base_release=None, new_languages=None, langid_backend=None, overlap_scope="all"):
     from tasks.allocation.stage import allocate_cells
 
     return allocate_cells(item_shards, grounded, realized, vocab, languages, memory, quotas, distractors, key_groups, dedup,
-                          seed, str(out), base_release, new_languages, langid_backend)
+                          seed, str(out), base_release, new_languages, langid_backend, overlap_scope)

@@ -1,4 +1,4 @@
-"""The `mmedbench` command line: build, audit, ground, stats.
+"""The `mmedbench` command line: build, audit, ground, stats, evaluate.
 
 Exit codes (common/errors.py, README "Exit codes"): 0 success, 1 the audit failed, 2 a
 user's input error (one line `error: file:line: field: what was expected`), 3 a conflict
@@ -11,7 +11,7 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Optional
+from typing import List, Optional
 
 import typer
 
@@ -54,14 +54,18 @@ def build(
     runner: str = typer.Option("local", "--runner", help="Task runner: 'local' (threads) or 'dask'."),
     address: Optional[str] = typer.Option(None, "--address", help="Dask scheduler address for --runner dask."),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Show Prefect's own log lines."),
+    evaluate: List[str] = typer.Option([], "--evaluate", help="Score the release with this retriever before its audit "
+                                       "(bm25, dense:MODEL_DIR); the card shows the table. Repeatable."),
 ) -> None:
     """Build a release: ground, allocate, make confusion sets, realize, write and audit."""
     try:
         from flows.inputs import input_files as _input_files
         from schemas.config import load_config
+        from tasks.release.stage import evaluation_retrievers
 
         loaded = load_config(config)  # fail fast, before Prefect starts
         _input_files(loaded)
+        evaluation_retrievers(loaded, evaluate)
     except InputError as exc:
         _fail(str(exc))
     work = _prefect_environment(loaded, work_dir, verbose)
@@ -72,7 +76,7 @@ def build(
     except InputError as exc:
         _fail(str(exc))
     result = flow_fn(str(config), version, str(release_dir) if release_dir else None,
-                                str(work))
+                                str(work), evaluate)
     if "error" in result:
         _fail(result["error"], result.get("exit_code", EXIT_INPUT))
     cells = result["cells"]
@@ -114,6 +118,8 @@ def add_language(
         if cell.split("/")[1] in result["added"]:
             c = result["cells"][cell]
             typer.echo(f"  {cell:14s} queries={c['queries']:<5d} documents={c['documents']:<6d} qrels={c['qrels']}")
+    typer.echo("")
+    print_diff(base, Path(result["release"]))
 
 
 @app.command()
@@ -149,7 +155,7 @@ def ground(
     """Ground texts from stdin (one per line) to CUIs; one JSON line of mentions per input."""
     from schemas.config import load_config
     from tasks.grounding.grounder import Grounder
-    from umls.vocabulary import build_vocabulary
+    from umls.configured import build_configured_vocabulary, vocabulary_files
     from flows.caching import content_key, is_complete, mark_complete
 
     try:
@@ -157,15 +163,20 @@ def ground(
         if lang not in loaded.registry:
             raise InputError(config, f"unknown language code {lang!r} (registry has: {', '.join(sorted(loaded.registry))})", field="--lang")
         cfg = loaded.config
-        rrf = loaded.resolve(cfg.vocabulary.path)
+        v = cfg.vocabulary
+        vpath = loaded.resolve(v.path)
+        if not vpath.is_dir():
+            raise InputError(loaded.path, f"vocabulary folder {v.path!r} not found", field="vocabulary.path")
         codes = sorted(set(cfg.languages) | {lang})
         lat = {loaded.registry[c].umls_lat: c for c in codes}
         work = loaded.resolve(cfg.work_dir)
-        key = content_key("ground-cli-vocab", {"rrf": str(rrf), "lat": lat, "srl": cfg.vocabulary.max_srl,
-                                               "files": {p.name: str(p) for p in sorted(rrf.glob("*.RRF"))}})
+        # the same reader as the build, for either format (rrf, obo)
+        key = content_key("ground-cli-vocab", {"format": v.format, "lat": lat, "srl": v.max_srl, "roots": v.roots,
+                                               "files": {p.relative_to(vpath).as_posix(): str(p) for p in vocabulary_files(v.format, vpath)}})
         vdir = work / "ground-cli" / key[:16]
         if not is_complete(vdir):  # never a folder a killed run left half-written
-            mark_complete(vdir, build_vocabulary(rrf, vdir, lat, cfg.vocabulary.max_srl, loaded.registry["en"].preferred_sources))
+            mark_complete(vdir, build_configured_vocabulary(v.format, vpath, vdir, lat, v.max_srl,
+                                                            loaded.registry["en"].preferred_sources, v.roots))
         g = Grounder(vdir / "atoms.parquet", loaded.registry[lang], work / "indexes", cfg.grounding.quickumls_threshold, cfg.grounding.quickumls_window)
     except InputError as exc:
         _fail(str(exc))
@@ -197,10 +208,16 @@ def stats(release: Path = typer.Argument(..., help="A release folder.")) -> None
 
 
 from mmedbench.cli_translate import tmx_export, tmx_import, translate  # noqa: E402  (no Prefect import)
+from mmedbench.cli_diff import diff, print_diff  # noqa: E402
 
 app.command()(translate)
 app.command("tmx-export")(tmx_export)
 app.command("tmx-import")(tmx_import)
+app.command()(diff)
+
+from mmedbench.cli_evaluate import evaluate  # noqa: E402  (no Prefect import)
+
+app.command()(evaluate)
 
 
 def main() -> None:

@@ -4,9 +4,9 @@ from __future__ import annotations
 import re
 import tomllib
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, model_validator
 
 from common.errors import InputError
 from common.jsonio import decode_text, open_input
@@ -30,6 +30,8 @@ class Language(_Model):
     engine_codes: dict[str, str] = {}
     shingle_n: int = Field(5, ge=1, le=10)
     grounder: Literal["quickumls", "dictionary"]
+    # how retrieval evaluation tokenizes this language's texts (tasks/evaluation/lexical.py)
+    segmenter: Literal["words", "jieba", "sudachi"] = "words"
     spacy_lang: str = "xx"
     stopwords: str = ""
     all_han_ok: bool = False
@@ -52,19 +54,28 @@ class VocabularyConfig(_Model):
 SourceFormat = Literal["sample-jsonl", "mmedbench-jsonl", "pubmedqa", "igakuqa", "frenchmedmcqa", "rumeddanet", "cnmleqa", "beir"]
 
 
+# A licence as the Hugging Face Hub names it (https://hf.co/docs/hub/repositories-licenses):
+# "apache-2.0", "cc-by-4.0", "mit", "other", ... Stated in the config for sources whose format
+# does not fix their origin (sample-jsonl, mmedbench-jsonl, beir, memories); the dataset card shows it.
+LicenceId = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9.+-]*$")]
+
+
 class SourceConfig(_Model):
     format: SourceFormat
     path: str
     options: dict[str, Any] = {}  # adapter options, docs/sources.md
+    licence: LicenceId | None = None  # None: the format's known licence (tasks/release/licences.py), else unknown
 
 
 class BackgroundConfig(_Model):
     task: Literal["xqa", "evidence"]
     path: str
+    licence: LicenceId | None = None
 
 
 class TranslationConfig(_Model):
     memory: list[str] = []
+    licence: LicenceId | None = None  # of the memory files' translations
     engine: Literal["google", "deepl", "microsoft", "mymemory", "libre"] | None = None
     url: str | None = None
 
@@ -97,6 +108,21 @@ class SplitsConfig(_Model):
     dev_fraction: float = Field(0.0, ge=0, lt=1)
 
 
+class OverlapConfig(_Model):
+    # "key": each query's key concepts (a cd set's target) belong to one cell; "all": every
+    # concept in any role (key concept, set target, distractor) belongs to one cell
+    # (ARCHITECTURE.md, "overlap scope", for the measured choice of the default)
+    scope: Literal["key", "all"] = "all"
+
+
+class EvaluationConfig(_Model):
+    # retrievers a build scores its release with (`mmedbench build --evaluate` adds to them):
+    # "bm25", "dense:MODEL_DIR" or "dense:NAME=MODEL_DIR" (a local model folder, relative to
+    # this file). Results go into the release's evaluation/ and its card (docs/evaluation.md).
+    retrievers: list[Annotated[str, StringConstraints(pattern=r"^(bm25|dense:.+)$")]] = []
+    splits: list[Literal["test", "dev"]] = Field(["test"], min_length=1)
+
+
 class BuildSettings(_Model):
     shard_size: int = Field(2000, ge=1)
 
@@ -114,9 +140,11 @@ class BuildConfig(_Model):
     translation: TranslationConfig = TranslationConfig()
     grounding: GroundingConfig = GroundingConfig()
     dedup: DedupConfig = DedupConfig()
+    overlap: OverlapConfig = OverlapConfig()
     tasks: TasksConfig
     splits: SplitsConfig = SplitsConfig()
     build: BuildSettings = BuildSettings()
+    evaluation: EvaluationConfig = EvaluationConfig()
     # Real data offline: a cell with neither a native source nor a translation stays empty,
     # and the manifest and card say so. The sample (and the default) demands every cell.
     allow_empty_cells: bool = False

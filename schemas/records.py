@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, model_validator
 
 from common.errors import InputError
 from common.jsonio import read_json_object
@@ -40,15 +40,36 @@ class Passage(Strict):
     text: NonEmpty
 
 
+class Option(Strict):
+    """One choice of a multiple-choice question, in the question's language (`text`) and,
+    where the source has one, in English (`pivot`)."""
+
+    text: NonEmpty
+    pivot: str | None = None
+    correct: bool = False
+
+
 class SourceItem(Strict):
-    """A question from a source dataset, before grounding."""
+    """A question from a source dataset, before grounding.
+
+    Its gold passages are `passages`, or, for a multiple-choice question whose source has no
+    answer-bearing text (`options` given, `passages` empty), the English concept entries of
+    the concepts its correct options name: grounding resolves them, and the other options'
+    concepts are the hard negatives."""
 
     id: NonEmpty
     task: Literal["xqa", "evidence"]
     lang: LangCode
     text: NonEmpty
     pivot: str | None = None  # English text of a non-English question
-    passages: list[Passage] = Field(min_length=1)
+    passages: list[Passage] = []
+    options: list[Option] = []
+
+    @model_validator(mode="after")
+    def _has_gold(self) -> "SourceItem":
+        if not self.passages and not any(o.correct for o in self.options):
+            raise ValueError("expected at least one passage, or options with a correct one")
+        return self
 
 
 class Mention(Strict):

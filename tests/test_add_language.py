@@ -67,6 +67,14 @@ def test_seventh_language_by_configuration(sample_build, tmp_path):
             assert now[name] == data, name
     report = audit_release(new)
     assert report.passed, [c for c in report.checks if not c.passed]
+    # `mmedbench diff` (which add-language prints) lists exactly the new cells
+    from tasks.diff.stage import diff_releases
+
+    diff = diff_releases(base, new)
+    assert (diff.cells_added, diff.cells_removed, diff.cells_changed) == (["cd/de", "evidence/de", "xqa/de"], [], [])
+    assert len(diff.cells_unchanged) == 18
+    assert {s.split("-")[1] for s in diff.confusion_sets.added} == {"de"}
+    assert not diff.confusion_sets.removed and not diff.confusion_sets.changed
     queries = [json.loads(l) for l in (new / "cd" / "de" / "queries.jsonl").read_text().splitlines()]
     assert {q["provenance"] for q in queries} <= {"terminology", "human-translated"}
 

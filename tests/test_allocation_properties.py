@@ -266,6 +266,52 @@ def test_drop_reason_names_the_near_duplicate_when_the_only_realization_clashes(
     assert alloc.dropped[0][1].startswith("near-duplicate of a"), alloc.dropped[0][1]
 
 
+# ---------------------------------------------------------------------------- one question, two tasks
+QUESTION = "Does the invented compound shorten fever in adults admitted with community acquired pneumonia"
+
+
+def _twins(with_evidence: bool = True) -> list[Candidate]:
+    """One English question offered to evidence and to xqa (a source configured twice), and others."""
+    real = {"en": Realization(QUESTION, "native")}
+    cands = [Candidate("pubmedqa-xqa-7", "xqa", "en", QUESTION, QUESTION, ("C0000007",), real)]
+    if with_evidence:
+        cands.append(Candidate("pubmedqa-7", "evidence", "en", QUESTION, QUESTION, ("C0000007",), real))
+    for i in range(6):
+        text = random_text(random.Random(f"other-{i}"), "en")
+        cands.append(Candidate(f"q{i}", "xqa", "en", text, text, (f"C00001{i:02d}",), {"en": Realization(text, "native")}))
+    return cands
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_a_question_offered_to_both_tasks_goes_to_evidence(seed):
+    quotas = {(t, l): 10 for t in TASKS for l in LANGS}
+    alloc = run(_twins(), quotas, seed)
+    placed = {a.id: (a.task, a.lang) for a in alloc.assignments}
+    assert placed["pubmedqa-7"] == ("evidence", "en")
+    assert "pubmedqa-xqa-7" not in placed
+    assert dict(alloc.dropped)["pubmedqa-xqa-7"].startswith("near-duplicate of pubmedqa-7")
+    # when evidence cannot take it (not a candidate: unanswerable), xqa does
+    alloc = run(_twins(with_evidence=False), quotas, seed)
+    assert {a.id: (a.task, a.lang) for a in alloc.assignments}["pubmedqa-xqa-7"] == ("xqa", "en")
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_distinct_questions_keep_the_seeded_order_of_their_ids(seed):
+    # the twin rule only moves copies of one question next to each other: other questions are
+    # placed most constrained first, then in the seeded order of their ids, as before it
+    from tasks.allocation.allocator import seeded_order
+
+    cands = _twins(with_evidence=False)
+    two = [Candidate(f"m{i}", "xqa", "fr", f"question {i} en français {NAMES[i]} pour le test", f"question {i} in English {NAMES[i]} for the test",
+                     (f"C00002{i:02d}",), {"fr": Realization(f"question {i} en français {NAMES[i]} pour le test", "native"),
+                                            "en": Realization(f"question {i} in English {NAMES[i]} for the test", "human-translated")})
+           for i in range(5)]
+    alloc = run(cands + two, {(t, l): 20 for t in TASKS for l in LANGS}, seed)
+    expected = sorted(cands + two, key=lambda c: (len(c.realizations), seeded_order(seed, c.id)))
+    assert [a.id for a in alloc.assignments] == [c.id for c in expected]
+    assert {a.lang for a in alloc.assignments if a.id.startswith("m")} == {"fr"}  # native first while it has room
+
+
 # ---------------------------------------------------------------------------- confusion sets
 NAMES = ["aortic", "biliary", "cochlear", "dermal", "enteric", "femoral", "gastric", "hepatic", "iliac", "jugular",
          "karyotype", "lumbar", "macular", "nasal", "ocular", "pelvic", "quadriceps", "renal", "spinal", "tibial",

@@ -25,8 +25,17 @@ def _manifest(release: Path) -> dict:
     return json.loads((release / "manifest.json").read_text())
 
 
-def _resign(release: Path, manifest: dict | None = None, recount: bool = True) -> None:
+def _resign(release: Path, manifest: dict | None = None, recount: bool = True, derive: bool = True) -> None:
+    """Re-sign the manifest; with `derive`, first re-derive the per-split parquet files from the
+    (tampered) BEIR files, as a consistent forger would."""
+    from tasks.release.hub import write_split_files
+
     m = manifest or _manifest(release)
+    if derive:
+        sets = _rows(release / "cd" / "confusion_sets.jsonl")
+        for cell in m["cells"]:
+            task, lang = cell.split("/")
+            write_split_files(release / task / lang, task, [s for s in sets if s["lang"] == lang])
     m["files"] = file_entries(release)
     if recount:
         for cell in m["cells"]:
@@ -156,6 +165,16 @@ def test_counts_fail_when_the_manifest_lies(release_copy):
     assert _failed(release_copy) == {"counts"}
 
 
+def test_counts_fail_when_a_split_file_disagrees_with_the_beir_files(release_copy):
+    """The `datasets` configs' per-split files must hold the cell's rows."""
+    import pyarrow.parquet as pq
+
+    p = release_copy / "cd" / "fr" / "top_ranked" / "test.parquet"
+    pq.write_table(pq.read_table(p).slice(1), p)
+    _resign(release_copy, derive=False)
+    assert _failed(release_copy) == {"counts"}
+
+
 def test_licence_fails_on_a_restricted_source(release_copy):
     m = _manifest(release_copy)
     m["sources_srl"]["HPO"] = 3
@@ -174,3 +193,46 @@ def test_cli_audit_exit_codes(release_copy):
     p.write_text(p.read_text().replace('"lang":"en"', '"lang":"fr"', 1))
     bad = CliRunner().invoke(app, ["audit", str(release_copy)])
     assert bad.exit_code == 1 and "FAILED" in bad.output
+
+
+def test_trivial_match_fails_when_a_cd_query_is_its_entry_title(release_copy):
+    p = release_copy / "cd" / "fr" / "queries.jsonl"
+    rows = _rows(p)
+    corpus = {d["_id"]: d for d in _rows(release_copy / "cd" / "fr" / "corpus.jsonl")}
+    rows[0]["text"] = corpus[rows[0]["cuis"][0]]["title"].upper()  # case does not hide it
+    _write_rows(p, rows)
+    _resign(release_copy)
+    assert "trivial_match" in _failed(release_copy)
+
+
+def test_trivial_match_fails_when_a_cd_query_stands_in_its_entry_text(release_copy):
+    p = release_copy / "cd" / "en" / "queries.jsonl"
+    rows = _rows(p)
+    c = release_copy / "cd" / "en" / "corpus.jsonl"
+    corpus = _rows(c)
+    target = next(d for d in corpus if d["_id"] == rows[0]["cuis"][0])
+    target["text"] += f" Also called {rows[0]['text']}."
+    _write_rows(c, corpus)
+    _resign(release_copy)
+    assert _failed(release_copy) == {"trivial_match"}
+
+
+def test_concept_overlap_in_scope_all_fails_on_a_distractor_that_is_a_key_concept_elsewhere(release_copy):
+    keys = {c for q in release_copy.glob("*/*/queries.jsonl") for r in _rows(q) for c in r["cuis"]}
+    s = next(s for s in _rows(release_copy / "cd" / "confusion_sets.jsonl") if set(s["distractor_cuis"]) - keys)
+    distractor = sorted(set(s["distractor_cuis"]) - keys)[0]
+    p = release_copy / "xqa" / "en" / "queries.jsonl"
+    rows = _rows(p)
+    rows[0]["cuis"] = sorted(set(rows[0]["cuis"]) | {distractor})
+    _write_rows(p, rows)
+    _resign(release_copy)
+    assert _manifest(release_copy)["config"]["overlap"] == {"scope": "all"}  # the default
+    assert _failed(release_copy) == {"concept_overlap"}
+    m = _manifest(release_copy)
+    m["config"]["overlap"] = {"scope": "key"}  # a distractor is no key concept
+    _resign(release_copy, m)
+    assert _failed(release_copy) == set()
+    m["config"]["overlap"] = {"scope": "all"}
+    _resign(release_copy, m)
+    check = next(c for c in audit_release(release_copy).checks if c.name == "concept_overlap")
+    assert any(f.startswith(f"{distractor}: in cells ") for f in check.failures)

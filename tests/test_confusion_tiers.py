@@ -10,10 +10,13 @@ from common.text import lexical_similarity
 from tasks.allocation.allocator import seeded_order
 from tasks.allocation.confusion import (
     EASY_DEPTH,
-    HARD_MIN_SIMILARITY,
+    HARD_MIN_COVERAGE,
+    MEDIUM_CONFUSERS,
     MEDIUM_DEPTH,
+    MEDIUM_MAX_COVERAGE,
     ConceptInfo,
     Hierarchy,
+    Lexicon,
     build_candidates,
 )
 from umls.vocabulary import build_vocabulary
@@ -22,25 +25,32 @@ K = 3
 SAMPLE_RRF = Path(__file__).resolve().parent.parent / "umls" / "sample"
 DISORDER, DRUG = "T047", "T121"
 
-# A four-level disorder tree: root -> area -> branch -> leaves. Leaves in different
-# areas share only the root (3 steps up), so they are not near within MEDIUM_DEPTH.
+# A four-level disorder tree: root -> area -> branch -> leaves. Leaves in different areas
+# share only the root (3 steps up), so they are not near within MEDIUM_DEPTH. Leaf names
+# repeat words within a branch (siblings look alike) and across areas ("pituitary hormone
+# excess" looks like "thyroid hormone excess" from another area: a medium confuser).
 DISORDER_TREE = {
     "endocrine disorder": {
-        "thyroid disease": ["hyperthyroidism", "hypothyroidism", "thyroiditis", "thyroid nodule", "thyrotoxicosis"],
-        "adrenal disease": ["hyperadrenalism", "hypoadrenalism", "adrenalitis", "adrenal adenoma"],
-        "pituitary disease": ["hyperpituitarism", "hypopituitarism", "pituitary adenoma", "hypophysitis"],
+        "thyroid disease": ["thyroid hormone excess", "thyroid hormone deficiency", "thyroid gland inflammation",
+                            "thyroid gland nodule", "thyroid gland cyst"],
+        "adrenal disease": ["adrenal hormone excess", "adrenal hormone deficiency", "adrenal gland inflammation",
+                            "adrenal gland nodule"],
+    },
+    "neurological disorder": {
+        "pituitary disease": ["pituitary hormone excess", "pituitary hormone deficiency", "pituitary gland inflammation",
+                              "pituitary gland nodule"],
+        "nerve disease": ["nerve inflammation", "nerve pain", "nerve damage", "nerve compression"],
     },
     "visceral disorder": {
-        "kidney disease": ["nephritis", "nephrosis", "nephrolithiasis", "nephropathy", "nephrocalcinosis"],
-        "liver disease": ["hepatitis", "hepatoma", "hepatomegaly", "hepatosis", "hepatic fibrosis"],
-        "heart disease": ["carditis", "cardiomegaly", "cardiomyopathy", "cardiac arrest"],
+        "kidney disease": ["kidney stone", "kidney failure", "kidney inflammation", "kidney cyst"],
+        "liver disease": ["liver failure", "liver inflammation", "liver cyst", "liver fibrosis"],
     },
     "musculoskeletal disorder": {
-        "joint disease": ["arthritis", "arthrosis", "arthropathy", "arthralgia"],
-        "bone disease": ["osteitis", "osteoporosis", "osteomalacia", "osteopenia"],
+        "joint disease": ["joint inflammation", "joint pain", "joint stiffness", "joint swelling"],
+        "bone disease": ["bone loss", "bone pain", "bone fracture", "bone cyst"],
     },
 }
-# Another semantic type, in a tree of its own.
+# Another semantic type, in a tree of its own: no word in common with any disorder.
 DRUG_TREE = {
     "thyroid agent": ["levothyroxine", "liothyronine", "methimazole", "propylthiouracil"],
     "diuretic": ["furosemide", "torsemide", "spironolactone", "hydrochlorothiazide"],
@@ -75,11 +85,19 @@ def synthetic_vocabulary() -> tuple[dict[str, ConceptInfo], Hierarchy]:
     return concepts, Hierarchy(parents)
 
 
+def lexicon_of(concepts: dict[str, ConceptInfo]) -> Lexicon:
+    return Lexicon({c: [i.name] for c, i in concepts.items()}, {c: [i.name] for c, i in concepts.items()})
+
+
+def candidates(concepts, hierarchy, seed, targets, **kw):
+    return build_candidates(concepts, hierarchy, K, seed, targets, lexicon_of(concepts), **kw)
+
+
 @pytest.fixture(scope="module")
 def synthetic():
     concepts, hierarchy = synthetic_vocabulary()
     targets = sorted(concepts)
-    return concepts, hierarchy, targets, build_candidates(concepts, hierarchy, K, 11, targets)
+    return concepts, hierarchy, targets, candidates(concepts, hierarchy, 11, targets), lexicon_of(concepts)
 
 
 def tier_mean(concepts: dict[str, ConceptInfo], sets) -> float:
@@ -88,30 +106,46 @@ def tier_mean(concepts: dict[str, ConceptInfo], sets) -> float:
     return sum(vals) / len(vals)
 
 
+# ---------------------------------------------------------------------------- lexicon
+def test_coverage_is_the_idf_weighted_share_of_name_words_in_the_other_entry():
+    lex = Lexicon({"A": ["thyroid hormone excess"], "B": ["pituitary hormone excess"], "C": ["bone pain"],
+                   "D": ["thyroid gland"]},
+                  {"A": ["thyroid hormone excess"], "B": ["pituitary hormone excess"], "C": ["bone pain"],
+                   "D": ["thyroid gland"]})
+    # idf = log(1 + 4 / df): thyroid 2 entries, hormone 2, excess 2 -> equal weights
+    assert lex.coverage("A", "B") == pytest.approx(2 / 3)
+    assert lex.coverage("A", "D") == pytest.approx(1 / 3)
+    assert lex.coverage("A", "C") == 0.0
+    assert lex.look_alikes("A") == ["B", "D"]
+
+
+def test_name_words_only_count_words_some_entry_holds():
+    lex = Lexicon({"A": ["Marfan syndrome"], "B": ["syndrome X"]}, {"A": ["Marfan syndrome", "syndrome de Marfan", "马凡综合征"]})
+    assert lex.name_words("A") == frozenset({"marfan", "syndrome"})
+
+
 # ---------------------------------------------------------------------------- synthetic hierarchy
 def test_hierarchy_helpers_behave_as_documented():
     concepts, h = synthetic_vocabulary()
     by_name = {c.name: c.cui for c in concepts.values()}
-    hyper, hypo = by_name["hyperthyroidism"], by_name["hypothyroidism"]
-    assert hypo in h.siblings(hyper) and hyper not in h.siblings(hyper)
+    excess, deficiency = by_name["thyroid hormone excess"], by_name["thyroid hormone deficiency"]
+    assert deficiency in h.siblings(excess) and excess not in h.siblings(excess)
     # same branch: share a parent at 1 step; different branches of one area: 2 steps; other areas: 3 steps
-    assert h.near(hyper, hypo, 1)
-    assert not h.near(hyper, by_name["hyperadrenalism"], 1) and h.near(hyper, by_name["hyperadrenalism"], 2)
-    assert not h.near(hyper, by_name["nephritis"], 2) and h.near(hyper, by_name["nephritis"], 3)
-    assert not h.near(hyper, by_name["levothyroxine"], 10)
-    assert h.ancestors_within(hyper, 50) == {hyper: 0, by_name["thyroid disease"]: 1, by_name["endocrine disorder"]: 2,
-                                             by_name["disorder"]: 3}
+    assert h.near(excess, deficiency, 1)
+    assert not h.near(excess, by_name["adrenal hormone excess"], 1) and h.near(excess, by_name["adrenal hormone excess"], 2)
+    assert not h.near(excess, by_name["pituitary hormone excess"], 2) and h.near(excess, by_name["pituitary hormone excess"], 3)
+    assert not h.near(excess, by_name["levothyroxine"], 10)
+    assert h.ancestors_within(excess, 50) == {excess: 0, by_name["thyroid disease"]: 1, by_name["endocrine disorder"]: 2,
+                                              by_name["disorder"]: 3}
 
 
 def test_every_tier_is_populated(synthetic):
-    _, _, _, tiers = synthetic
-    assert set(tiers) == {"easy", "medium", "hard"}
-    for tier, sets in tiers.items():
-        assert len(sets) >= 10, f"{tier}: only {len(sets)} sets"
+    _, _, _, tiers, _ = synthetic
+    assert {t: len(v) for t, v in tiers.items()} == {"easy": 62, "medium": 18, "hard": 19}
 
 
 def test_each_set_has_exactly_k_distinct_distractors_excluding_target(synthetic):
-    concepts, _, targets, tiers = synthetic
+    concepts, _, targets, tiers, _ = synthetic
     for tier, sets in tiers.items():
         assert len({s.target_cui for s in sets}) == len(sets), f"{tier}: a target twice"
         for s in sets:
@@ -124,91 +158,88 @@ def test_each_set_has_exactly_k_distinct_distractors_excluding_target(synthetic)
             assert all(d in concepts for d in s.distractor_cuis)
 
 
-def test_hard_distractors_are_siblings_or_lexically_close_never_target_or_ancestor(synthetic):
-    concepts, h, _, tiers = synthetic
+def test_hard_distractors_cover_the_target_names_and_are_never_target_or_ancestor(synthetic):
+    concepts, h, _, tiers, lex = synthetic
     for s in tiers["hard"]:
         t = concepts[s.target_cui]
         ancestors = set(h.ancestors_within(s.target_cui, 50))
         sib = h.siblings(s.target_cui)
         for d in s.distractor_cuis:
             assert d not in ancestors  # includes the target itself (depth 0)
-            sim = lexical_similarity(t.name, concepts[d].name)
+            assert lex.coverage(s.target_cui, d) >= HARD_MIN_COVERAGE, (t.name, concepts[d].name)
             if d not in sib:
                 assert concepts[d].tui == t.tui
-                assert sim >= HARD_MIN_SIMILARITY, (t.name, concepts[d].name, sim)
                 assert not h.near(s.target_cui, d, 1)
 
 
-def test_hard_prefers_the_lexically_closest_siblings(synthetic):
-    concepts, h, _, tiers = synthetic
-    for s in tiers["hard"]:
-        t = concepts[s.target_cui]
-        sib = sorted(h.siblings(s.target_cui), key=lambda x: (-lexical_similarity(t.name, concepts[x].name), x))
-        if len(sib) >= K:
-            assert list(s.distractor_cuis) == sib[:K]
-
-
-def test_hard_set_for_hyperthyroidism_is_its_thyroid_siblings(synthetic):
-    concepts, _, _, tiers = synthetic
+def test_hard_set_for_thyroid_hormone_excess_starts_with_its_closest_sibling(synthetic):
+    concepts, _, _, tiers, _ = synthetic
     by_name = {c.name: c.cui for c in concepts.values()}
-    s = next(s for s in tiers["hard"] if s.target_cui == by_name["hyperthyroidism"])
+    s = next(s for s in tiers["hard"] if s.target_cui == by_name["thyroid hormone excess"])
     names = [concepts[d].name for d in s.distractor_cuis]
-    assert names[0] == "hypothyroidism"  # the lexically closest sibling comes first
-    assert set(names) <= {"hypothyroidism", "thyroiditis", "thyroid nodule", "thyrotoxicosis"}
+    # the one covering sibling first, then the most covering look-alikes of the same type
+    assert names == ["thyroid hormone deficiency", "adrenal hormone excess", "pituitary hormone excess"]
 
 
-def test_medium_distractors_share_tui_and_are_far(synthetic):
-    concepts, h, _, tiers = synthetic
+def test_medium_sets_have_one_look_alike_from_far_away_and_the_rest_unalike(synthetic):
+    concepts, h, _, tiers, lex = synthetic
     for s in tiers["medium"]:
         t = concepts[s.target_cui]
-        hard = next((x for x in tiers["hard"] if x.target_cui == s.target_cui), None)
+        covering = [d for d in s.distractor_cuis if lex.coverage(s.target_cui, d) >= HARD_MIN_COVERAGE]
+        assert len(covering) == MEDIUM_CONFUSERS, (t.name, [concepts[d].name for d in s.distractor_cuis])
         for d in s.distractor_cuis:
             assert concepts[d].tui == t.tui
             assert not h.near(s.target_cui, d, MEDIUM_DEPTH)
-            assert d not in h.ancestors_within(s.target_cui, 50)
-            if hard is not None:
-                # below every hard distractor of the same target
-                ceiling = min(lexical_similarity(t.name, concepts[x].name) for x in hard.distractor_cuis)
-                assert lexical_similarity(t.name, concepts[d].name) < ceiling
+            assert d in covering or lex.coverage(s.target_cui, d) < MEDIUM_MAX_COVERAGE
 
 
-def test_easy_distractors_have_another_tui_and_are_far(synthetic):
-    concepts, h, _, tiers = synthetic
+def test_easy_distractors_have_another_tui_are_far_and_share_no_word(synthetic):
+    concepts, h, _, tiers, lex = synthetic
     for s in tiers["easy"]:
         t = concepts[s.target_cui]
         for d in s.distractor_cuis:
             assert concepts[d].tui != t.tui
             assert not h.near(s.target_cui, d, EASY_DEPTH)
+            assert lex.coverage(s.target_cui, d) == 0
 
 
 def test_tier_mean_similarity_is_ordered_on_synthetic_hierarchy(synthetic):
-    concepts, _, _, tiers = synthetic
+    concepts, _, _, tiers, _ = synthetic
     easy, medium, hard = (tier_mean(concepts, tiers[t]) for t in ("easy", "medium", "hard"))
     assert easy < medium < hard, (easy, medium, hard)
+
+
+def test_excluded_concepts_are_never_distractors(synthetic):
+    concepts, h, targets, tiers, _ = synthetic
+    used = {d for sets in tiers.values() for s in sets for d in s.distractor_cuis}
+    excluded = frozenset(sorted(used)[::2])
+    again = candidates(concepts, h, 11, targets, excluded=excluded)
+    assert not {d for sets in again.values() for s in sets for d in s.distractor_cuis} & excluded
+    assert sum(len(v) for v in again.values()) > 0
 
 
 def test_build_candidates_is_deterministic_for_a_seed():
     concepts, h = synthetic_vocabulary()
     targets = sorted(concepts)
-    a = build_candidates(concepts, h, K, 5, targets)
-    b = build_candidates(concepts, h, K, 5, list(targets))
+    a = candidates(concepts, h, 5, targets)
+    b = candidates(concepts, h, 5, list(targets))
     assert a == b
     # a fresh hierarchy object (set iteration order) changes nothing either
     concepts2, h2 = synthetic_vocabulary()
-    assert build_candidates(concepts2, h2, K, 5, targets) == a
+    assert candidates(concepts2, h2, 5, targets) == a
 
 
 def test_tier_lists_are_in_seeded_order():
     concepts, h = synthetic_vocabulary()
     targets = sorted(concepts)
     for seed in (0, 1):
-        tiers = build_candidates(concepts, h, K, seed, targets)
+        tiers = candidates(concepts, h, seed, targets)
         for tier, sets in tiers.items():
             keys = [seeded_order(seed, f"{tier}:{s.target_cui}") for s in sets]
             assert keys == sorted(keys)
     # hard sets do not depend on the seed while a type has fewer than POOL concepts
-    h0 = {(s.target_cui, s.distractor_cuis) for s in build_candidates(concepts, h, K, 0, targets)["hard"]}
-    h1 = {(s.target_cui, s.distractor_cuis) for s in build_candidates(concepts, h, K, 1, targets)["hard"]}
+    h0 = {(s.target_cui, s.distractor_cuis) for s in candidates(concepts, h, 0, targets)["hard"]}
+    h1 = {(s.target_cui, s.distractor_cuis) for s in candidates(concepts, h, 1, targets)["hard"]}
     assert h0 == h1
 
 
@@ -223,19 +254,27 @@ def sample_vocab(tmp_path_factory):
         for c, tui, grp, name in zip(*(ct[k].to_pylist() for k in ("cui", "tui", "group", "name_en")))
         if name
     }
+    defs = dict(zip(ct["cui"].to_pylist(), ct["definition"].to_pylist()))
+    at = pq.read_table(paths["atoms"], columns=["cui", "lang", "str"])
+    names: dict[str, list[str]] = {}
+    for c, lang, text in zip(*(at[k].to_pylist() for k in ("cui", "lang", "str"))):
+        if lang == "en":
+            names.setdefault(c, []).append(text)
+    lexicon = Lexicon({c: [*names.get(c, [i.name]), defs.get(c) or ""] for c, i in concepts.items()},
+                      {c: names.get(c, [i.name]) for c, i in concepts.items()})
     pt = pq.read_table(paths["parents"])
     hierarchy = Hierarchy(list(zip(pt["cui"].to_pylist(), pt["parent"].to_pylist())))
-    return concepts, hierarchy
+    return concepts, hierarchy, lexicon
 
 
 @pytest.mark.parametrize("seed", [0, 1, 7])
 def test_sample_vocabulary_tier_means_strictly_ordered(sample_vocab, seed):
-    concepts, hierarchy = sample_vocab
+    concepts, hierarchy, lexicon = sample_vocab
     assert len(concepts) > 500
     targets = sorted(concepts, key=lambda c: seeded_order(seed, f"cd-target:{c}"))[:60]
-    tiers = build_candidates(concepts, hierarchy, K, seed, targets)
+    tiers = build_candidates(concepts, hierarchy, K, seed, targets, lexicon)
     for tier, sets in tiers.items():
-        assert len(sets) >= 30, f"{tier}: only {len(sets)} of 60 targets got a set"
+        assert len(sets) >= 10, f"{tier}: only {len(sets)} of 60 targets got a set"
         for s in sets:
             assert len(s.distractor_cuis) == K and s.target_cui not in s.distractor_cuis
     easy, medium, hard = (tier_mean(concepts, tiers[t]) for t in ("easy", "medium", "hard"))
@@ -243,15 +282,14 @@ def test_sample_vocabulary_tier_means_strictly_ordered(sample_vocab, seed):
 
 
 def test_sample_vocabulary_tier_structure(sample_vocab):
-    concepts, h = sample_vocab
+    concepts, h, lex = sample_vocab
     targets = sorted(concepts, key=lambda c: seeded_order(3, f"cd-target:{c}"))[:60]
-    tiers = build_candidates(concepts, h, K, 3, targets)
+    tiers = build_candidates(concepts, h, K, 3, targets, lex)
     for s in tiers["hard"]:
         related = set(h.ancestors_within(s.target_cui, 50))
-        sib = h.siblings(s.target_cui)
         for d in s.distractor_cuis:
             assert d not in related
-            assert d in sib or lexical_similarity(s.target_name, concepts[d].name) >= HARD_MIN_SIMILARITY
+            assert lex.coverage(s.target_cui, d) >= HARD_MIN_COVERAGE
     for s in tiers["medium"]:
         for d in s.distractor_cuis:
             assert concepts[d].tui == concepts[s.target_cui].tui
@@ -259,6 +297,7 @@ def test_sample_vocabulary_tier_structure(sample_vocab):
     for s in tiers["easy"]:
         for d in s.distractor_cuis:
             assert not h.near(s.target_cui, d, EASY_DEPTH)
+            assert lex.coverage(s.target_cui, d) == 0
             # the sample is nearly all one semantic group, so "other" means another type
             assert concepts[d].tui != concepts[s.target_cui].tui
-    assert build_candidates(concepts, h, K, 3, targets) == tiers
+    assert build_candidates(concepts, h, K, 3, targets, lex) == tiers

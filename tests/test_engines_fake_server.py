@@ -255,14 +255,6 @@ def test_wrong_language_answer_is_rejected_by_the_gates(engine, server, tmp_path
     assert rejected[0]["source"] == sentence and "langid: detected en, expected fr" in rejected[0]["reasons"]
 
 
-def test_min_interval_spaces_requests(server, sleeps):
-    eng = open_engine("libre", server.url, environ={}, timeout=1.0, min_interval=0.1)
-    with eng:
-        assert all(r.ok for r in eng.translate_batch(TERMS[:4], EN, FR))
-    gaps = [b - a for a, b in zip(server.arrivals, server.arrivals[1:])]
-    assert len(gaps) == 3 and min(gaps) >= 0.09, gaps
-
-
 def test_rate_limit_uses_the_injected_clock_and_sleep(server):
     now = [100.0]
     slept = []

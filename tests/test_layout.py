@@ -14,7 +14,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 LAYERS = ["common", "schemas", "umls", "tasks", "flows", "mmedbench"]
-STAGES = ["sources", "grounding", "translation", "allocation", "release", "audit"]
+STAGES = ["sources", "grounding", "translation", "allocation", "release", "audit", "evaluation"]
 
 
 def project_imports(path: Path) -> set[str]:

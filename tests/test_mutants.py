@@ -277,42 +277,196 @@ def test_valid_rows_stream_in_order_with_empty_fields_as_empty_strings(tmp_path)
 
 
 # ============================================================================ confusion sets
+# Contracts of tasks/allocation/confusion.py: inputs -> the exact sets (other helpers may
+# rewrite its internals for speed; the outputs must stay byte-identical).
 
-from tasks.allocation.confusion import ConceptInfo, Hierarchy, build_candidates, mean_similarity, similarity  # noqa: E402
-from tests.test_confusion_tiers import synthetic_vocabulary  # noqa: E402
+from tasks.allocation.confusion import (  # noqa: E402
+    HARD_MIN_COVERAGE, MEDIUM_MAX_COVERAGE, ConceptInfo, ConfusionCandidate, Hierarchy, Lexicon, build_candidates, mean_similarity,
+)
+from tests.test_confusion_tiers import lexicon_of, synthetic_vocabulary  # noqa: E402
 
-
-def _leaves(concepts, hierarchy, names):
-    by_name = {c.name: c.cui for c in concepts.values()}
-    return [by_name[n] for n in names]
-
-
-def test_tier_rotation_gives_target_i_tier_i_mod_3_first():
-    """With one tier per target, target i tries easy, medium, hard (i mod 3) first; here
-    every tier is feasible for every target, so each gets exactly its first tier."""
-    concepts, h = synthetic_vocabulary()
-    targets = _leaves(concepts, h, ["hyperthyroidism", "hypothyroidism", "thyroiditis", "nephritis", "nephrosis",
-                                    "nephropathy", "hepatitis", "hepatoma", "hepatosis"])
-    every = build_candidates(concepts, h, 3, 11, targets)
-    assert all({s.target_cui for s in every[t]} == set(targets) for t in ("easy", "medium", "hard"))  # all feasible
-    got = build_candidates(concepts, h, 3, 11, targets, one_tier_per_target=True)
-    tier_of = {s.target_cui: tier for tier, sets in got.items() for s in sets}
-    assert tier_of == {cui: ("easy", "medium", "hard")[i % 3] for i, cui in enumerate(targets)}
-    # the set a target gets is the one it would get without the rotation
-    for tier, sets in got.items():
-        full = {s.target_cui: s for s in every[tier]}
-        assert all(s == full[s.target_cui] for s in sets)
+STEMS = ["cardi", "nephr", "hepat", "neur", "oste", "derm", "gastr", "pulmon", "thyr", "arthr", "myel", "angi"]
+SUFFIXES = ["itis", "osis", "oma", "algia", "opathy", "ectomy", "plasia", "emia"]
+QUALIFIERS = ["acute", "chronic", "primary", "secondary", "familial", "juvenile", "toxic", "benign"]
 
 
-def test_rotation_falls_through_to_the_next_feasible_tier():
-    """A target without siblings (no hard set) whose turn is hard takes its next tier, easy."""
-    concepts, h = synthetic_vocabulary()
-    lonely = ConceptInfo("C9999999", "T047", "DISO", "zzqx")  # no sibling, nothing lexically close
-    concepts = {**concepts, lonely.cui: lonely}
-    targets = _leaves(concepts, h, ["hyperthyroidism", "hypothyroidism"]) + [lonely.cui]
-    got = build_candidates(concepts, h, 3, 11, targets, one_tier_per_target=True)
-    tier_of = {s.target_cui: tier for tier, sets in got.items() for s in sets}
-    assert tier_of[lonely.cui] == "easy" and sum(len(v) for v in got.values()) == 3
+def big_vocabulary() -> tuple[dict[str, ConceptInfo], Hierarchy, Lexicon]:
+    """587 disorders (12 areas x 8 lesions x 3..7 qualified leaves: more of one type than a
+    target's POOL window) and 60 drugs. A leaf's entry also names the same lesion of an organ
+    five areas away, so every tier has candidates: siblings (hard), far look-alikes (medium),
+    drugs (easy)."""
+    concepts: dict[str, ConceptInfo] = {}
+    parents: list[tuple[str, str]] = []
+
+    def add(name: str, tui: str, parent: str | None) -> str:
+        cui = f"C{len(concepts) + 1:07d}"
+        concepts[cui] = ConceptInfo(cui, tui, "DISO" if tui == "T047" else "CHEM", name)
+        if parent:
+            parents.append((cui, parent))
+        return cui
+
+    root = add("disease", "T047", None)
+    for i, stem in enumerate(STEMS):
+        area = add(f"{stem} disease", "T047", root)
+        for j, suffix in enumerate(SUFFIXES):
+            branch = add(f"{stem}{suffix}", "T047", area)
+            for q in QUALIFIERS[: 3 + (i + j) % 5]:
+                add(f"{q} {stem}{suffix}", "T047", branch)
+    drug = add("drug", "T121", None)
+    for i in range(60):
+        add(f"compound {chr(97 + i % 26)}{chr(97 + (i * 7) % 26)}{i}", "T121", drug)
+
+    def entry(name: str) -> str:
+        word = name.split()[-1]
+        for s, stem in enumerate(STEMS):
+            if word.startswith(stem) and " " in name:
+                return f"{name}; see also {STEMS[(s + 5) % len(STEMS)]}{word[len(stem):]} disorder"
+        return name
+
+    lexicon = Lexicon({c: [entry(i.name)] for c, i in concepts.items()}, {c: [i.name] for c, i in concepts.items()},
+                      frozenset({"disorder"}))
+    return concepts, Hierarchy(parents), lexicon
+
+
+def _dump(got: dict[str, list[ConfusionCandidate]]) -> dict[str, list]:
+    return {t: [[s.target_cui, list(s.distractor_cuis)] for s in sets] for t, sets in got.items()}
+
+
+def _digest(got) -> str:
+    return hashlib.sha256(json.dumps(_dump(got)).encode()).hexdigest()[:16]
+
+
+@pytest.fixture(scope="module")
+def big():
+    return big_vocabulary()
+
+
+def test_mean_similarity_is_the_mean_trigram_jaccard():
+    pairs = [("cardiac arrest", ["cardiac arrests", "renal failure"]), ("fever", ["fevers"])]
+    vals = [jaccard(char_shingles(t, 3), char_shingles(d, 3)) for t, ds in pairs for d in ds]
+    assert mean_similarity(pairs) == pytest.approx(sum(vals) / 3) and 0 < mean_similarity(pairs) < 1
+    assert mean_similarity([]) == 0.0
+
+
+@pytest.mark.parametrize("k,seed,one_tier,counts,first,digest", [
+    (3, 1, False, (93, 83, 83),
+     {"easy": ["C0000372", ["C0000602", "C0000617", "C0000646"]], "medium": ["C0000428", ["C0000183", "C0000475", "C0000479"]],
+      "hard": ["C0000155", ["C0000151", "C0000152", "C0000153"]]}, "c532cac2ab464245"),
+    (2, 9, True, (37, 28, 28),
+     {"easy": ["C0000379", ["C0000592", "C0000616"]], "medium": ["C0000344", ["C0000099", "C0000202"]],
+      "hard": ["C0000204", ["C0000203", "C0000201"]]}, "281b8dcd66db6c9d"),
+    (3, 2, True, (37, 28, 28), None, "4d66cc6332a40423"),
+])
+def test_candidates_of_a_large_vocabulary_are_pinned(big, k, seed, one_tier, counts, first, digest):
+    """Every tier's sets, in order, for every 7th concept as a target (windows wrap around a
+    type larger than POOL; ancestors are left out of them). The digest pins all of it."""
+    concepts, h, lexicon = big
+    got = build_candidates(concepts, h, k, seed, sorted(concepts)[::7], lexicon, one_tier_per_target=one_tier)
+    assert tuple(len(got[t]) for t in ("easy", "medium", "hard")) == counts
+    if first:
+        assert {t: _dump(got)[t][0] for t in got} == first
+    assert _digest(got) == digest
+
+
+def test_one_tier_per_target_rotates_from_tier_i_mod_3_and_falls_through(big):
+    """Target i takes the first feasible of easy, medium, hard starting at i mod 3, and the
+    set it gets is the one it would get without the rotation."""
+    for concepts, h, lexicon, seed in ((*synthetic_vocabulary(), None, 11), (*big, 4)):
+        lexicon = lexicon or lexicon_of(concepts)
+        targets = sorted(concepts)[::3]
+        every = build_candidates(concepts, h, 3, seed, targets, lexicon)
+        by_tier = {t: {s.target_cui: s for s in sets} for t, sets in every.items()}
+        got = build_candidates(concepts, h, 3, seed, targets, lexicon, one_tier_per_target=True)
+        tier_of = {s.target_cui: t for t, sets in got.items() for s in sets}
+        names = ("easy", "medium", "hard")
+        expected = {}
+        for i, cui in enumerate(targets):
+            feasible = [names[(i + j) % 3] for j in range(3) if cui in by_tier[names[(i + j) % 3]]]
+            if feasible:
+                expected[cui] = feasible[0]
+        assert tier_of == expected
+        assert len(set(expected.values())) == 3 and any(  # some target fell through to a later tier
+            expected[c] != names[i % 3] for i, c in enumerate(targets) if c in expected)
+        assert all(s == by_tier[t][s.target_cui] for t, sets in got.items() for s in sets)
+
+
+def _lexicon(entries: dict[str, str], names: dict[str, str] | None = None) -> Lexicon:
+    return Lexicon({c: [t] for c, t in entries.items()}, {c: [t] for c, t in (names or entries).items()})
+
+
+def test_coverage_boundaries_decide_the_tier():
+    """T's name words alpha and beta weigh the same (3 entries each). Siblings covering exactly
+    HARD_MIN_COVERAGE (one of the two words) make a hard set; a far concept covering exactly
+    MEDIUM_MAX_COVERAGE is not 'unalike' for medium; easy needs coverage 0."""
+    assert (HARD_MIN_COVERAGE, MEDIUM_MAX_COVERAGE) == (0.5, 0.2)
+    entries = {"C0000001": "alpha beta", "C0000002": "alpha one", "C0000003": "beta two", "C0000004": "alpha three",
+               "C0000005": "beta four", "C0000006": "gamma five"}
+    concepts = {c: ConceptInfo(c, "T047", "DISO", t) for c, t in entries.items()}
+    h = Hierarchy([(c, "P") for c in ("C0000001", "C0000002", "C0000003", "C0000004")])
+    lex = _lexicon(entries)
+    assert [lex.coverage("C0000001", c) for c in ("C0000002", "C0000003", "C0000004", "C0000006")] == [0.5, 0.5, 0.5, 0.0]
+    got = build_candidates(concepts, h, 3, 1, ["C0000001"], lex)
+    assert _dump(got)["hard"] == [["C0000001", ["C0000002", "C0000004", "C0000003"]]]  # coverage tie: similarity, then id
+    assert got["medium"] == [] and got["easy"] == []  # no far concept of the type covers it; nothing of another type
+
+
+def test_medium_takes_one_far_look_alike_and_unalike_others():
+    entries = {"C0000001": "alpha beta", "C0000002": "alpha beta gamma", "C0000003": "delta one", "C0000004": "delta two",
+               "C0000005": "alpha delta three"}
+    concepts = {c: ConceptInfo(c, "T047", "DISO", t) for c, t in entries.items()}
+    lex = _lexicon(entries)
+    assert lex.coverage("C0000001", "C0000002") == 1.0 and lex.coverage("C0000001", "C0000003") == 0.0
+    assert 0.2 < lex.coverage("C0000001", "C0000005") < 0.5  # neither a confuser nor unalike
+    got = build_candidates(concepts, Hierarchy([]), 3, 1, ["C0000001"], lex)
+    assert _dump(got)["medium"] == [["C0000001", ["C0000002", "C0000003", "C0000004"]]]
+    assert got["hard"] == []  # no sibling; the covering concept is no hierarchy relative either, but hard needs k
+    # a hierarchy neighbour within MEDIUM_DEPTH is never medium
+    near = Hierarchy([("C0000001", "P"), ("C0000002", "Q"), ("Q", "P")])
+    assert build_candidates(concepts, near, 3, 1, ["C0000001"], lex)["medium"] == []
+
+
+def test_easy_needs_another_type_no_shared_word_and_distance():
+    entries = {"C0000001": "alpha beta", "C0000002": "one", "C0000003": "two", "C0000004": "three", "C0000005": "alpha four",
+               "C0000006": "five"}
+    tuis = {"C0000001": "T047", "C0000002": "T121", "C0000003": "T121", "C0000004": "T121", "C0000005": "T121", "C0000006": "T047"}
+    concepts = {c: ConceptInfo(c, tuis[c], "X", t) for c, t in entries.items()}
+    got = build_candidates(concepts, Hierarchy([]), 3, 1, ["C0000001"], _lexicon(entries))
+    assert _dump(got)["easy"] == [["C0000001", ["C0000002", "C0000003", "C0000004"]]]
+    near = Hierarchy([("C0000001", "A"), ("A", "B"), ("C0000004", "C"), ("C", "B")])  # a common ancestor 2 steps up
+    assert build_candidates(concepts, near, 3, 1, ["C0000001"], _lexicon(entries))["easy"] == []
+    far = Hierarchy([("C0000001", "A"), ("A", "B"), ("B", "R"), ("R", "S"), ("C0000004", "C"), ("C", "D"), ("D", "E"), ("E", "S")])
+    assert _dump(build_candidates(concepts, far, 3, 1, ["C0000001"], _lexicon(entries)))["easy"] == [
+        ["C0000001", ["C0000002", "C0000003", "C0000004"]]]  # EASY_DEPTH 3: 4 steps up is far
+
+
+def test_excluded_concepts_and_ancestors_are_never_distractors(big):
+    concepts, h, lexicon = big
+    targets = sorted(concepts)[::11]
+    full = build_candidates(concepts, h, 3, 1, targets, lexicon)
+    used = sorted({d for sets in full.values() for s in sets for d in s.distractor_cuis})
+    excluded = frozenset(used[::2])
+    got = build_candidates(concepts, h, 3, 1, targets, lexicon, excluded=excluded)
+    assert not {d for sets in got.values() for s in sets for d in s.distractor_cuis} & excluded
+    assert _digest(got) == "b1db5ea168da3c35"
+    for sets in got.values():
+        for s in sets:
+            assert not set(s.distractor_cuis) & set(h.ancestors_within(s.target_cui, 50))
+
+
+def test_look_alikes_take_the_rarest_name_words_and_skip_common_ones():
+    entries = {f"C{i:07d}": f"common word{i}" for i in range(60)}  # 'common' in 60 entries > cap 50
+    entries.update({"T": "common rare1 rare2 rare3 rare4", "A": "rare1", "B": "rare2 rare2", "C": "rare3", "D": "rare4 x", "E": "x"})
+    lex = _lexicon(entries)
+    assert lex.look_alikes("T") == ["A", "B", "C"]  # rare4 (in 2 entries) is the least rare of the four
+    assert lex.look_alikes("T", limit=4) == ["A", "B", "C", "D"]
+    assert "C0000001" not in lex.look_alikes("T", limit=5)
+
+
+def test_confusion_records_are_values():
+    c = ConceptInfo("C0000001", "T047", "DISO", "fever")
+    s = ConfusionCandidate("C0000001", "fever", "hard", ("C0000002",))
+    assert {c: 1}[ConceptInfo("C0000001", "T047", "DISO", "fever")] == 1
+    assert {s: 1}[ConfusionCandidate("C0000001", "fever", "hard", ("C0000002",))] == 1
 
 
 # ============================================================================ allocator
@@ -435,7 +589,10 @@ def _name(key: str) -> str:
 
 
 def _sets(n: int, tier: str) -> list[ConfusionCandidate]:
-    return [ConfusionCandidate(f"C{tier[0].upper()}{i:06d}", _name(f"{tier}{i}"), tier, ("C9",)) for i in range(n)]
+    """n sets of one tier; each set's one distractor is its own (overlap scope 'all' lets a
+    distractor serve one cell only)."""
+    return [ConfusionCandidate(f"C{tier[0].upper()}{i:06d}", _name(f"{tier}{i}"), tier, (f"D{tier[0].upper()}{i:06d}",))
+            for i in range(n)]
 
 
 def test_confusion_sets_split_the_quota_across_tiers_and_languages():
@@ -549,7 +706,7 @@ def test_a_concept_in_two_cells_and_a_query_in_two_cells(tmp_path):
     b["queries"][1]["cuis"] = ["C0000099", "C0000000"]  # a's first concept
     b["queries"][0]["_id"] = "aq1"  # a's second query id
     rel = audit.Release(_write_release(tmp_path, {"xqa/en": a, "evidence/en": b}))
-    assert _failures(audit.check_concept_overlap(rel)) == ["C0000000: key concept of evidence/en and xqa/en (query aq0)"]
+    assert _failures(audit.check_concept_overlap(rel)) == ["C0000000: in cells evidence/en and xqa/en (key concept)"]
     en = {"en": audit.Language.model_validate(EN)}
     fails = _failures(audit.check_query_overlap(rel, en, {"threshold": 0.7, "num_perm": 128}, 1))
     assert fails == ["aq1: query id in evidence/en and xqa/en"]
@@ -588,269 +745,6 @@ def test_an_empty_cell_fails_unless_allowed(tmp_path):
     assert audit.check_counts(audit.Release(allowed)).passed
     assert _failures(audit.check_licence(audit.Release(_write_release(tmp_path / "c", {"xqa/en": _cell()}, srl={})))) == [
         "manifest lists no vocabulary sources (sources_srl)"]
-
-
-# --- confusion sets and the tier check on a crafted cd cell ---------------------------------------
-
-def _cd_release(root: Path, solved: dict[str, list[bool]], sim: dict[str, str] | None = None) -> Path:
-    """A cd/en cell with one confusion set per entry of `solved[tier]`. Distractor titles are
-    near copies of the target's (hard), share half of it (medium) or nothing (easy), so the
-    similarity ordering holds. BM25 solves a set exactly when its query term is in the
-    target's text (True) rather than in a distractor's (False)."""
-    sim = sim or {"hard": "near", "medium": "half", "easy": "none"}
-    docs, queries, qrels, sets = [], [], [], []
-    for tier, flags in solved.items():
-        for i, ok in enumerate(flags):
-            base = _name(f"{tier}{i}").replace(" ", "")[:12]
-            target, ds = f"C{len(docs):07d}", [f"C{len(docs) + j:07d}" for j in (1, 2, 3)]
-            titles = {"near": [base[:-1] + c for c in "xyz"], "half": [base[:6] + c * 6 for c in "xyz"],
-                      "none": [c * 12 for c in "xyz"]}[sim[tier]]
-            term = f"term{tier}{i}"
-            docs.append({"_id": target, "title": base, "text": f"{term} definition" if ok else "a definition"})
-            docs += [{"_id": d, "title": t, "text": (f"{term} other" if (j == 0 and not ok) else "another entry")}
-                     for j, (d, t) in enumerate(zip(ds, titles))]
-            set_id = f"cd-en-{target}"
-            queries.append(_q(set_id, base, [target], pivot=term))
-            qrels.append((set_id, target, 1))
-            sets.append({"set_id": set_id, "lang": "en", "tier": tier, "target_cui": target, "distractor_cuis": ds})
-    return _write_release(root, {"cd/en": {"corpus": docs, "queries": queries, "qrels": qrels}}, sets)
-
-
-def _tiers(root: Path) -> tuple[list[str], dict]:
-    check, stats = audit.check_tiers(audit.Release(root))
-    return _failures(check), stats
-
-
-def test_the_bm25_tier_failure_fires_when_a_harder_tier_is_clearly_easier(tmp_path):
-    fails, stats = _tiers(_cd_release(tmp_path, {"easy": [False] * 3, "medium": [False] * 3, "hard": [True] * 3}))
-    assert [stats[t]["bm25_accuracy"] for t in ("easy", "medium", "hard")] == [0.0, 0.0, 1.0]
-    assert [stats[t]["bm25_n"] for t in ("easy", "medium", "hard")] == [3, 3, 3]
-    assert fails == ["BM25 accuracy rises from medium to hard beyond noise: [0.0, 0.0, 1.0] (margin 0.000)"]
-
-
-def test_equal_bm25_accuracy_is_not_a_failure(tmp_path):
-    fails, stats = _tiers(_cd_release(tmp_path, {"easy": [True] * 2, "medium": [True] * 2, "hard": [True] * 2}))
-    assert fails == [] and stats["easy"]["mean_similarity"] < stats["medium"]["mean_similarity"] < stats["hard"]["mean_similarity"]
-
-
-@pytest.mark.parametrize("easy,medium,fires", [
-    ([True] + [False] * 3, [True] * 3 + [False], False),  # 0.25 -> 0.75: 0.5 < margin 0.612
-    ([True] + [False] * 4, [True] * 4 + [False], True),  # 0.2 -> 0.8: 0.6 > margin 0.506
-    ([True] + [False] * 3, [True] * 4, True),  # 0.25 -> 1.0: 0.75 > margin 0.433
-    ([True] * 2 + [False] * 2, [True] * 3 + [False], False),  # 0.5 -> 0.75: 0.25 < margin 0.661
-    ([True] * 2 + [False] * 3, [True] * 5, True),  # 0.4 -> 1.0: 0.6 > margin 0.438
-    ([True] * 3 + [False] * 2, [True] * 5, False),  # 0.6 -> 1.0: 0.4 < margin 0.438
-])
-def test_the_bm25_margin_is_two_standard_errors_of_the_difference(tmp_path, easy, medium, fires):
-    fails, stats = _tiers(_cd_release(tmp_path, {"easy": easy, "medium": medium, "hard": [False] * 4}))
-    assert stats["easy"]["bm25_n"] == len(easy)
-    pa_, pb = sum(easy) / len(easy), sum(medium) / len(medium)
-    margin = 2 * (pa_ * (1 - pa_) / len(easy) + pb * (1 - pb) / len(medium)) ** 0.5
-    assert (pb - pa_ > margin) is fires
-    assert [f.startswith("BM25 accuracy rises from easy to medium") for f in fails] == ([True] if fires else [])
-
-
-def test_the_similarity_ordering_is_strict(tmp_path):
-    fails, _ = _tiers(_cd_release(tmp_path, {"easy": [True], "medium": [True], "hard": [True]},
-                                  sim={"easy": "none", "medium": "near", "hard": "half"}))
-    assert len(fails) == 1 and fails[0].startswith("mean target-distractor similarity not increasing easy<medium<hard")
-    fails, _ = _tiers(_cd_release(tmp_path / "b", {"easy": [True], "medium": [True]}))
-    assert fails == ["a tier has no confusion set: easy=1, medium=1, hard=0"]
-
-
-def test_bm25_ranks_the_target_strictly_first():
-    df = audit.Counter({"fever": 1, "cough": 2})
-    docs = {"t": "fever fever cough", "d": "cough"}
-    assert audit.bm25_rank_first("fever", docs, "t", df, 2, 2.0)
-    assert not audit.bm25_rank_first("cough", {"t": "cough", "d": "cough"}, "t", df, 2, 1.0)  # a tie is not first
-    assert not audit.bm25_rank_first("rash", docs, "t", df, 2, 2.0)  # nothing matches: score 0
-    assert not audit.bm25_rank_first("fever", docs, "d", df, 2, 2.0)
-
-
-def test_confusion_sets_must_match_their_queries(tmp_path):
-    root = _cd_release(tmp_path, {"easy": [True], "medium": [True], "hard": [True]})
-    rel = audit.Release(root)
-    assert audit.check_confusion_consistency(rel).passed
-    rel.confusion[0][1]["distractor_cuis"].append(rel.confusion[0][1]["target_cui"])
-    rel.confusion[1][1]["lang"] = "fr"
-    rel.confusion[2][1]["set_id"] = "nowhere"
-    assert _failures(audit.check_confusion_consistency(rel)) == [
-        "cd/confusion_sets.jsonl:1: target is also a distractor",
-        "cd/confusion_sets.jsonl:2: set 'cd-en-C0000004' disagrees with its query's cuis or lang",
-        "cd/confusion_sets.jsonl:3: set 'nowhere' has no query"]
-
-
-def _vocab(spec: list[tuple[str, str, str, str]], parents: list[tuple[str, str]] = ()) -> tuple[dict, Hierarchy]:
-    """(cui, tui, group, name) rows and (child, parent) links."""
-    return {c: ConceptInfo(c, t, g, n) for c, t, g, n in spec}, Hierarchy(list(parents))
-
-
-def test_mean_similarity_is_the_mean_trigram_jaccard():
-    pairs = [("cardiac arrest", ["cardiac arrests", "renal failure"]), ("fever", ["fevers"])]
-    vals = [jaccard(char_shingles(t, 3), char_shingles(d, 3)) for t, ds in pairs for d in ds]
-    assert mean_similarity(pairs) == pytest.approx(sum(vals) / 3) and 0 < mean_similarity(pairs) < 1
-    assert mean_similarity([]) == 0.0
-
-
-def _groups_vocab(b_size: int, total: int) -> tuple[dict, Hierarchy]:
-    """Group A: a target type T047 (10 concepts) and another type T048 filling up to `total`
-    minus `b_size`; group B: `b_size` concepts of T121. No hierarchy: everything is far."""
-    spec = [(f"C{i:07d}", "T047", "A", _name(f"a{i}")) for i in range(10)]
-    spec += [(f"C{i:07d}", "T048", "A", _name(f"b{i}")) for i in range(10, total - b_size)]
-    spec += [(f"C{i:07d}", "T121", "B", _name(f"c{i}")) for i in range(total - b_size, total)]
-    return _vocab(spec)
-
-
-@pytest.mark.parametrize("b_size,total,by_group", [
-    (50, 300, True),  # two groups of at least max(50, 5%): easy means another group
-    (49, 300, False),  # B is under 50 concepts: easy means another type
-    (54, 1100, False),  # B is under 5% (55 of 1100)
-    (55, 1100, True),
-])
-def test_easy_means_another_group_only_where_several_groups_are_large(b_size, total, by_group):
-    concepts, h = _groups_vocab(b_size, total)
-    targets = [f"C{i:07d}" for i in range(10)]
-    easy = build_candidates(concepts, h, 3, 3, targets)["easy"]
-    assert len(easy) == 10
-    groups = {concepts[d].group for s in easy for d in s.distractor_cuis}
-    types = {concepts[d].tui for s in easy for d in s.distractor_cuis}
-    assert "T047" not in types  # never the target's own type
-    assert (groups == {"B"}) is by_group, groups  # by type, group A's other type is drawn too
-
-
-def test_easy_distractors_are_another_type_and_far():
-    """Mostly same-type concepts around: easy still takes only other-type ones, never near ones."""
-    spec = [(f"C{i:07d}", "T047", "A", _name(f"s{i}")) for i in range(40)]
-    spec += [(f"C{i:07d}", "T121", "A", _name(f"o{i}")) for i in range(40, 46)]
-    # C0000040..42 share a grandparent with the target C0000000 (near within EASY_DEPTH 3)
-    parents = [("C0000000", "P1"), ("P1", "P2"), ("C0000040", "P3"), ("P3", "P2"), ("C0000041", "P2"), ("C0000042", "P4"),
-               ("P4", "P5"), ("P5", "P2")]
-    # C0000043 shares an ancestor only at 4 steps from each: far enough
-    parents += [("C0000000", "Q1"), ("Q1", "Q2"), ("Q2", "Q3"), ("Q3", "Q4"), ("C0000043", "R1"), ("R1", "R2"), ("R2", "R3"), ("R3", "Q4")]
-    concepts, h = _vocab(spec, parents)
-    (s,) = build_candidates(concepts, h, 3, 5, ["C0000000"])["easy"]
-    assert set(s.distractor_cuis) == {"C0000043", "C0000044", "C0000045"}
-    assert list(s.distractor_cuis) == sorted(s.distractor_cuis)
-
-
-def test_hard_sets_siblings_first_then_close_concepts_of_the_type():
-    """One sibling (and a sibling that is not a concept of the vocabulary), then the lexically
-    closest same-type concepts (similarity at least HARD_MIN_SIMILARITY), never near ones."""
-    spec = [("C0000001", "T047", "A", "thyroid gland disorder"), ("C0000002", "T047", "A", "adrenal gland disorder"),
-            ("C0000003", "T047", "A", "thyroid gland disease"), ("C0000004", "T047", "A", "thyroid gland neoplasm"),
-            ("C0000005", "T047", "A", "thyroid gland cyst"), ("C0000006", "T047", "A", "thyroid glands disorders"),
-            ("C0000007", "T047", "A", "zzzz qqqq"), ("C0000008", "T121", "B", "thyroid gland disorder agent")]
-    parents = [("C0000001", "P"), ("C0000002", "P"), ("C9999999", "P")]  # C9999999: a sibling outside the vocabulary
-    concepts, h = _vocab(spec, parents)
-    (s,) = build_candidates(concepts, h, 3, 5, ["C0000001"])["hard"]
-    sims = {c: similarity(concepts["C0000001"], concepts[c], {}) for c in concepts}
-    close = sorted((c for c in ("C0000003", "C0000004", "C0000005", "C0000006")), key=lambda c: (-sims[c], c))
-    assert s.distractor_cuis == ("C0000002", *close[:2])
-    assert sims["C0000007"] < 0.2 <= min(sims[c] for c in close)
-
-
-def test_hard_needs_k_distractors_and_medium_takes_exactly_k():
-    """Exactly k same-type far concepts make a medium set; nothing lexically close, no
-    sibling: no hard set. Medium distractors are sorted."""
-    spec = [("C0000001", "T047", "A", "aaaa bbbb"), ("C0000009", "T047", "A", "cccc dddd"), ("C0000003", "T047", "A", "eeee ffff"),
-            ("C0000002", "T047", "A", "gggg hhhh"), ("C0000010", "T121", "B", "iiii"), ("C0000011", "T121", "B", "jjjj"),
-            ("C0000012", "T121", "B", "kkkk")]
-    concepts, h = _vocab(spec)
-    got = build_candidates(concepts, h, 3, 5, ["C0000001"])
-    assert got["hard"] == [] and [s.distractor_cuis for s in got["medium"]] == [("C0000002", "C0000003", "C0000009")]
-    assert [s.distractor_cuis for s in got["easy"]] == [("C0000010", "C0000011", "C0000012")]
-
-
-def test_confusion_records_are_values():
-    c = ConceptInfo("C0000001", "T047", "DISO", "fever")
-    s = ConfusionCandidate("C0000001", "fever", "hard", ("C0000002",))
-    assert {c: 1}[ConceptInfo("C0000001", "T047", "DISO", "fever")] == 1
-    assert {s: 1}[ConfusionCandidate("C0000001", "fever", "hard", ("C0000002",))] == 1
-
-
-def test_the_hard_top_up_admits_exactly_the_minimum_similarity_and_cousins():
-    """Top-up candidates need similarity >= HARD_MIN_SIMILARITY (0.2 counts) and must not be
-    near within 1 step (a cousin, two steps up, is fine)."""
-    spec = [("C0000001", "T047", "A", "abcd"), ("C0000002", "T047", "A", "abcxyz"), ("C0000003", "T047", "A", "abcdq"),
-            ("C0000004", "T047", "A", "zzzz"), ("C0000009", "T121", "B", "qqqq")]
-    parents = [("C0000001", "P"), ("P", "G"), ("C0000003", "Q"), ("Q", "G")]  # C0000003 is a cousin
-    concepts, h = _vocab(spec, parents)
-    assert similarity(concepts["C0000001"], concepts["C0000002"], {}) == 0.2
-    (s,) = build_candidates(concepts, h, 2, 5, ["C0000001"])["hard"]
-    assert s.distractor_cuis == ("C0000003", "C0000002")
-
-
-def test_medium_without_a_hard_set_still_refuses_an_identical_name():
-    spec = [("C0000001", "T047", "A", "aaaa bbbb"), ("C0000009", "T047", "A", "cccc dddd"), ("C0000003", "T047", "A", "eeee ffff"),
-            ("C0000002", "T047", "A", "gggg hhhh"), ("C0000005", "T047", "A", "AAAA BBBB")]  # the same name, normalised
-    concepts, h = _vocab(spec)
-    (s,) = build_candidates(concepts, h, 3, 5, ["C0000001"])["medium"]
-    assert s.distractor_cuis == ("C0000002", "C0000003", "C0000009")
-
-
-def test_medium_stays_below_every_hard_distractor_and_is_far():
-    concepts, h = synthetic_vocabulary()
-    by_name = {c.name: c.cui for c in concepts.values()}
-    target = by_name["hyperthyroidism"]
-    got = build_candidates(concepts, h, 3, 11, [target])
-    (hard,), (medium,) = got["hard"], got["medium"]
-    cache: dict = {}
-    ceiling = min(similarity(concepts[target], concepts[d], cache) for d in hard.distractor_cuis)
-    for d in medium.distractor_cuis:
-        assert similarity(concepts[target], concepts[d], cache) < ceiling
-        assert concepts[d].tui == concepts[target].tui and not h.near(target, d, 2)
-    assert list(medium.distractor_cuis) == sorted(medium.distractor_cuis)
-
-
-# Pools larger than POOL (300): which window of its type a target examines, and where the
-# easy walk starts, are seeded. These sets pin that sampling for seed 7: a change to it must
-# be deliberate (then print the new values with `build_candidates(*_big_vocabulary(), ...)`).
-BIG_GOLDEN = {
-    "hard": {"C0000003": ("C0000353", "C0000185", "C0000367"), "C0000111": ("C0000461", "C0000083", "C0000146"),
-             "C0000420": ("C0000070", "C0000147", "C0000238"), "C0000699": ("C0000349", "C0000335", "C0000454")},
-    "medium": {"C0000003": ("C0000220", "C0000493", "C0000661"), "C0000111": ("C0000181", "C0000426", "C0000608"),
-               "C0000420": ("C0000336", "C0000518", "C0000623"), "C0000699": ("C0000174", "C0000307", "C0000384")},
-    "easy": {"C0000003": ("C0000722", "C0000732", "C0000736"), "C0000111": ("C0000735", "C0000741", "C0000746"),
-             "C0000420": ("C0000700", "C0000708", "C0000741"), "C0000699": ("C0000717", "C0000724", "C0000744")},
-}
-
-
-DEEP_GOLDEN = {"easy": [("C0000722", "C0000732", "C0000736")], "medium": [("C0000220", "C0000493", "C0000661")],
-               "hard": [("C0000353", "C0000185", "C0000367")]}
-
-
-def _big_vocabulary() -> tuple[dict, Hierarchy]:
-    """700 disorders in 7 branches (names: shared stems, so similarity varies), 60 drugs."""
-    spec, parents = [], []
-    stems = ["cardio", "nephro", "hepato", "neuro", "dermo", "osteo", "pneumo"]
-    for i in range(700):
-        stem = stems[i % 7]
-        spec.append((f"C{i:07d}", "T047", "DISO", f"{stem}{_name(f'd{i}')[:5]} {stem}pathy {i % 13}"))
-        parents.append((f"C{i:07d}", f"B{i % 7}{i % 50}"))
-    spec += [(f"C{700 + i:07d}", "T121", "CHEM", _name(f"drug{i}")[:13]) for i in range(60)]
-    return _vocab(spec, parents)
-
-
-def test_seeded_sampling_with_deep_ancestry_is_pinned():
-    """A target whose 30 ancestors are concepts of its own type: they are left out of its
-    window, which is made that much longer so that POOL candidates remain."""
-    concepts, h = _big_vocabulary()
-    chain = [("C0000003", "C0000100")] + [(f"C{100 + i:07d}", f"C{101 + i:07d}") for i in range(29)]
-    h = Hierarchy([(c, p) for c, ps in h.parents.items() for p in ps] + chain)
-    got = build_candidates(concepts, h, 3, 7, ["C0000003"])
-    pinned = {tier: [s.distractor_cuis for s in sets] for tier, sets in got.items()}
-    assert pinned == DEEP_GOLDEN, pinned
-
-
-def test_seeded_sampling_of_large_pools_is_pinned():
-    concepts, h = _big_vocabulary()
-    targets = ["C0000003", "C0000111", "C0000420", "C0000699"]
-    got = build_candidates(concepts, h, 3, 7, targets)
-    pinned = {tier: {s.target_cui: s.distractor_cuis for s in sets} for tier, sets in got.items()}
-    assert pinned == BIG_GOLDEN, pinned
-    # and the map's order does not matter, only the seed
-    shuffled = dict(sorted(concepts.items(), key=lambda kv: hashlib.sha256(kv[0].encode()).hexdigest()))
-    assert build_candidates(shuffled, h, 3, 7, targets) == got
 
 
 def test_allocation_records_are_immutable_values():
@@ -998,132 +892,6 @@ def test_language_check_counts_queries_and_names_unknown_languages(tmp_path):
     del rel.cells["xqa/xx"]
     check = audit.check_language(rel, en, "lingua-subset")
     assert (check.passed, check.detail) == (True, "1 queries in their cell's language and script")
-
-
-# --- BM25 against an independent Okapi BM25 (k1 = 1.2, b = 0.75) -----------------------------------
-
-import math  # noqa: E402
-from collections import Counter  # noqa: E402
-
-from common.text import normalize  # noqa: E402
-
-
-def _okapi(query: str, docs: dict[str, str], df: Counter, n_docs: int, avgdl: float) -> dict[str, float]:
-    scores = {}
-    for did, text in docs.items():
-        toks = re.findall(r"\w+", normalize(text))
-        tf = Counter(toks)
-        s = 0.0
-        for term in re.findall(r"\w+", normalize(query)):
-            if tf[term]:
-                idf = math.log(1 + (n_docs - df[term] + 0.5) / (df[term] + 0.5))
-                s += idf * tf[term] * 2.2 / (tf[term] + 1.2 * (1 - 0.75 + 0.75 * len(toks) / avgdl))
-        scores[did] = s
-    return scores
-
-
-import re  # noqa: E402
-
-WORDS5 = st.lists(st.sampled_from(["fever", "cough", "rash", "pain", "edema", "ache"]), min_size=1, max_size=7).map(" ".join)
-
-
-@settings(max_examples=120, deadline=None, derandomize=True)
-@given(docs=st.lists(WORDS5, min_size=2, max_size=5), query=WORDS5, others=st.lists(WORDS5, max_size=4))
-def test_bm25_ranks_like_okapi_bm25(docs, query, others):
-    """Decisions equal an independent BM25's, whose scores must separate clearly (no float ties)."""
-    members = {f"d{i}": t for i, t in enumerate(docs)}
-    corpus = {**members, **{f"o{i}": t for i, t in enumerate(others)}}
-    df = Counter(t for text in corpus.values() for t in set(re.findall(r"\w+", normalize(text))))
-    avgdl = sum(len(re.findall(r"\w+", normalize(t))) for t in corpus.values()) / len(corpus)
-    scores = _okapi(query, members, df, len(corpus), avgdl)
-    best = scores["d0"]
-    if any(0 < abs(best - v) < 1e-9 for v in scores.values()):
-        return
-    assert audit.bm25_rank_first(query, members, "d0", df, len(corpus), avgdl) == (best > 0 and all(best > v for k, v in scores.items() if k != "d0"))
-
-
-def test_bm25_idf_stays_positive_for_a_term_in_every_document():
-    """idf = ln(1 + (N - df + 0.5) / (df + 0.5)) is positive even when every document has the term."""
-    df = Counter({"cough": 2, "pain": 1})
-    assert audit.bm25_rank_first("cough cough", {"d0": "cough", "d1": "pain cough"}, "d0", df, 2, 1.5)
-    # and its smoothing weighs a rarer term more, by exactly this much
-    docs = {"d0": "cough rash", "d1": "rash rash cough pain", "d2": "fever fever cough"}
-    df = Counter({"cough": 4, "rash": 2, "pain": 2, "fever": 1})
-    assert audit.bm25_rank_first("cough rash", docs, "d0", df, 5, 2.6)
-
-
-def test_bm25_needs_a_positive_score_even_alone():
-    assert not audit.bm25_rank_first("rash", {"t": "fever"}, "t", Counter({"fever": 1}), 1, 1.0)
-    assert audit.bm25_rank_first("fever", {"t": "fever"}, "t", Counter({"fever": 1}), 1, 1.0)
-
-
-def _rel(cells: dict, sets: list[dict]):
-    """Release-shaped cells in memory: the tier statistics read nothing else."""
-    from types import SimpleNamespace
-
-    out = {}
-    for cell, c in cells.items():
-        task, lang = cell.split("/")
-        out[cell] = {"task": task, "lang": lang, "corpus": list(enumerate(c["corpus"], 1)),
-                     "queries": list(enumerate(c["queries"], 1)), "qrels": []}
-    return SimpleNamespace(cells=out, confusion=list(enumerate(sets, 1)))
-
-
-@settings(max_examples=40, deadline=None, derandomize=True)
-@given(texts=st.lists(WORDS5, min_size=8, max_size=8), queries=st.lists(WORDS5, min_size=2, max_size=2))
-def test_tier_statistics_score_each_set_with_the_cells_bm25(texts, queries):
-    """df and the mean document length come from the whole cd cell; each set is ranked among
-    its own members; similarity is measured between the target and its distractors only."""
-    docs = [{"_id": f"C{i:07d}", "title": f"name {i} {texts[i]}", "text": texts[i]} for i in range(8)]
-    sets = [{"set_id": "s0", "lang": "en", "tier": "easy", "target_cui": "C0000000", "distractor_cuis": ["C0000001", "C0000002"]},
-            {"set_id": "s1", "lang": "en", "tier": "hard", "target_cui": "C0000003", "distractor_cuis": ["C0000004", "C0000009"]},
-            {"set_id": "s2", "lang": "fr", "tier": "hard", "target_cui": "C0000005", "distractor_cuis": ["C0000006"]},
-            {"set_id": "s3", "lang": "en", "tier": "extreme", "target_cui": "C0000005", "distractor_cuis": ["C0000006"]},
-            {"set_id": "s4", "lang": "en", "tier": "medium", "target_cui": "C0000099", "distractor_cuis": ["C0000006"]}]
-    qs = [_q("s0", "x", ["C0000000"], pivot=queries[0]), _q("s1", "y", ["C0000003"], pivot=queries[1])]
-    stats = audit.tier_statistics(_rel({"cd/en": {"corpus": docs, "queries": qs}, "xqa/en": {"corpus": docs, "queries": []}}, sets))
-    texts_by_id = {d["_id"]: d["text"] for d in docs}
-    df = Counter(t for text in texts_by_id.values() for t in set(re.findall(r"\w+", normalize(text))))
-    avgdl = sum(len(re.findall(r"\w+", normalize(t))) for t in texts_by_id.values()) / 8
-
-    def solved(q, members):
-        scores = _okapi(q, {m: texts_by_id[m] for m in members}, df, 8, avgdl)
-        best = scores[members[0]]
-        return best > 0 and all(best > v for k, v in scores.items() if k != members[0])
-
-    def sim(t, ds):
-        return round(sum(jaccard(char_shingles(docs[t]["title"], 3), char_shingles(docs[d]["title"], 3)) for d in ds) / len(ds), 4)
-
-    assert stats == {
-        "easy": {"sets": 1, "mean_similarity": sim(0, [1, 2]), "bm25_accuracy": float(solved(queries[0], ["C0000000", "C0000001", "C0000002"])), "bm25_n": 1},
-        "medium": {"sets": 0, "mean_similarity": None, "bm25_accuracy": None, "bm25_n": 0},
-        "hard": {"sets": 1, "mean_similarity": sim(3, [4]), "bm25_accuracy": float(solved(queries[1], ["C0000003", "C0000004"])), "bm25_n": 1},
-    }
-
-
-def test_tier_means_are_rounded_to_four_places_and_must_strictly_increase(tmp_path):
-    fails, stats = _tiers(_cd_release(tmp_path, {"easy": [True], "medium": [True], "hard": [True]},
-                                      sim={"easy": "none", "medium": "half", "hard": "half"}))
-    assert stats["medium"]["mean_similarity"] == stats["hard"]["mean_similarity"] == round(stats["hard"]["mean_similarity"], 4)
-    assert len(str(stats["medium"]["mean_similarity"]).split(".")[1]) == 4  # e.g. 0.3077, never 0.30769
-    assert fails == [f"mean target-distractor similarity not increasing easy<medium<hard: "
-                     f"{[stats[t]['mean_similarity'] for t in ('easy', 'medium', 'hard')]}"]
-
-
-def test_equal_easy_and_medium_similarity_fails_and_accuracy_is_rounded(tmp_path):
-    fails, stats = _tiers(_cd_release(tmp_path, {"easy": [True, False, False], "medium": [True], "hard": [True]},
-                                      sim={"easy": "none", "medium": "none", "hard": "near"}))
-    assert stats["easy"]["mean_similarity"] == stats["medium"]["mean_similarity"]
-    assert fails[0].startswith("mean target-distractor similarity not increasing")
-    assert stats["easy"]["bm25_accuracy"] == 0.3333
-
-
-def test_a_tier_without_queries_is_not_measured(tmp_path):
-    root = _cd_release(tmp_path, {"easy": [True], "medium": [True], "hard": [True]})
-    rel = audit.Release(root)
-    rel.cells["cd/en"]["queries"] = [(n, q) for n, q in rel.cells["cd/en"]["queries"] if q["_id"] != rel.confusion[1][1]["set_id"]]
-    check, stats = audit.check_tiers(rel)
-    assert stats["medium"]["bm25_accuracy"] is None and check.passed
 
 
 def test_each_language_walks_the_pools_from_their_start():

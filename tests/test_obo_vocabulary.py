@@ -255,11 +255,43 @@ def test_tiny_output_is_deterministic_and_shaped_like_build_vocabulary(tiny, tmp
         assert rows == sorted(rows, key=keys)
 
 
+# hpo-translations' German table: its own column order, and CANDIDATE (machine) rows beside OFFICIAL ones
+BABELON_DE = ("source_language\tsource_value\tsubject_id\tpredicate_id\ttranslation_language\ttranslation_value\t"
+              "translation_status\ttranslator\ttranslator_expertise\ttranslation_date\tcomment\n"
+              "en\tGlimmer fever\tHP:0001001\trdfs:label\tde\tGlitzerfieber\tOFFICIAL\torcid:0\tDOMAIN_EXPERT\t2024-12-10\t\n"
+              "en\tIncreased glimmer level\tHP:0001002\trdfs:label\tde\tErhöhter Glitzerspiegel\tOFFICIAL\torcid:0\tDOMAIN_EXPERT\t2024-12-10\t\n"
+              "en\tAbnormality of the imaginary organ\tHP:0001000\trdfs:label\tde\tMaschinenvorschlag\tCANDIDATE\tDeepL\tALGORITHM\t2024-05-08\tpreview\n")
+SYNONYMS_DE = ("subject_id\ttranslation_value\tcomment\tStatus\tLine number\n"
+               "ID\tAL oboInOwl:hasExactSynonym@de\t\t\t\n"
+               "HP:0001001\tFunkelfieber\tsynonyms of HP:0001001 (Glimmer fever)\tOFFICIAL\t7\n"
+               "HP:0001001\tSchimmerfieber\tsynonyms of HP:0001001 (Glimmer fever)\tCANDIDATE\t8\n")
+
+
+def test_a_language_is_added_by_a_table_beside_the_others(tiny, tmp_path):
+    """German is a registry entry (umls_lat GER) and two files in hpo/: no code names it."""
+    (tiny / "hpo" / "hp-de.babelon.tsv").write_text(BABELON_DE, encoding="utf-8")
+    (tiny / "hpo" / "hp-de.synonyms.tsv").write_text(SYNONYMS_DE, encoding="utf-8")
+    t = tables(build_obo_vocabulary(tiny, tmp_path / "de", LAT | {"GER": "de"}, PREFERRED_EN))
+    german = [(a["cui"], a["str"], a["ispref"], a["sab"], a["tty"]) for a in t["atoms"] if a["lang"] == "de"]
+    assert german == [
+        ("C9000001", "Glitzerfieber", True, "HPOGER", "PT"),
+        ("C9000001", "Funkelfieber", False, "HPOGER", "SY"),  # official synonym; the CANDIDATE one is not kept
+        ("C9000302", "Erhöhter Glitzerspiegel", True, "HPOGER", "PT"),
+    ]
+    # without German in the build, the table is read by nobody
+    t = tables(build_obo_vocabulary(tiny, tmp_path / "plain", LAT, PREFERRED_EN))
+    assert {a["lang"] for a in t["atoms"]} == {"en", "fr", "es", "ja", "zh"}
+
+
 def test_tiny_input_errors(tiny, tmp_path):
+    # a build language without a table has no HPO names (Russian in ../shared/data), no error
     (tiny / "hpo" / "hp-zh.babelon.tsv").unlink()
-    with pytest.raises(InputError, match=r"hp-zh\.babelon\.tsv: file not found"):
-        build_obo_vocabulary(tiny, tmp_path / "a", LAT, PREFERRED_EN)
-    build_obo_vocabulary(tiny, tmp_path / "b", {"ENG": "en", "FRE": "fr"}, PREFERRED_EN)  # zh not needed
+    t = tables(build_obo_vocabulary(tiny, tmp_path / "a", LAT, PREFERRED_EN))
+    assert {a["lang"] for a in t["atoms"]} == {"en", "fr", "es", "ja"}
+    (tiny / "hpo" / "hp-fr.synonyms.tsv").write_text("id\tvalue\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"hp-fr\.synonyms\.tsv:1: expected a header with subject_id"):
+        build_obo_vocabulary(tiny, tmp_path / "b", {"ENG": "en", "FRE": "fr"}, PREFERRED_EN)
+    (tiny / "hpo" / "hp-fr.synonyms.tsv").unlink()
     obo = tiny / "hpo" / "hp.obo"
     obo.write_text(HP_OBO.replace("name: Glimmer fever", "Glimmer fever without a tag"), encoding="utf-8")
     with pytest.raises(InputError) as exc:

@@ -132,10 +132,15 @@ def hpo_cuis(terms: dict[str, OboTerm]) -> dict[str, list[str]]:
     return {t.id: sorted({x.split(":", 1)[1] for x in t.xrefs if x.startswith("UMLS:")}) for t in terms.values()}
 
 
-def add_term(c: dict, term: OboTerm, sab: str, translations: dict[str, dict[str, str]] | None = None, also_en: str = "") -> None:
+Translations = dict[str, dict[str, "str | list[tuple[str, str]]"]]
+
+
+def add_term(c: dict, term: OboTerm, sab: str, translations: Translations | None = None, also_en: str = "",
+             translation_sabs: dict[str, str] | None = None) -> None:
     """Add an OBO term to the concept record `c`: its id as a source, its name as the English PT and
-    its EXACT synonyms (then `also_en`, if any) as SY under `sab`, its official label translations
-    as PT in their languages (SAB_BY_LANG), and its definition (the first one per SAB stays)."""
+    its EXACT synonyms (then `also_en`, if any) as SY under `sab`, its official translations in their
+    languages under `translation_sabs[lang]` (default SAB_BY_LANG), and its definition (the first
+    one per SAB stays). A translation is a label (a PT) or a list of (tty, text) names."""
     c["src"].add(term.id)
     c["names"]["en"].append((sab, "PT", term.name))
     for text, scope in term.synonyms:
@@ -143,9 +148,12 @@ def add_term(c: dict, term: OboTerm, sab: str, translations: dict[str, dict[str,
             c["names"]["en"].append((sab, "SY", text))
     if also_en:
         c["names"]["en"].append((sab, "SY", also_en))
+    sabs = translation_sabs or SAB_BY_LANG
     for lang, labels in (translations or {}).items():
-        if term.id in labels:
-            c["names"][lang].append((SAB_BY_LANG[lang], "PT", labels[term.id]))
+        names = labels.get(term.id)
+        if names:
+            for tty, text in ([("PT", names)] if isinstance(names, str) else names):
+                c["names"][lang].append((sabs[lang], tty, text))
     if term.definition:
         c["defs"].setdefault(sab, term.definition)
 
@@ -159,8 +167,9 @@ def add_terms(
     ancestors: Callable[[str], AbstractSet[str]],
     roots: AbstractSet[str] | None,
     sty: Callable[[str, str, AbstractSet[str]], str],
-    translations: dict[str, dict[str, str]] | None = None,
+    translations: Translations | None = None,
     also_en: dict[str, str] | None = None,
+    translation_sabs: dict[str, str] | None = None,
 ) -> None:
     """Add one ontology's terms to `concepts` (keyed by CUI), in term id order.
 
@@ -179,7 +188,7 @@ def add_terms(
         cui = term_cuis[0]
         id_to_cui[term_id] = cui
         c = concepts.setdefault(cui, new_concept())
-        add_term(c, t, sab, translations, (also_en or {}).get(term_id, ""))
+        add_term(c, t, sab, translations, (also_en or {}).get(term_id, ""), translation_sabs)
         if c["sty"] is None:
             c["sty"] = sty(term_id, t.name, anc)
 

@@ -8,12 +8,15 @@ Reads, under `data_dir` (the layout of ../shared/data):
   disease-ontology/allXREFinDO.tsv       current DO: UMLS_CUI cross-references and labels
   disease-ontology/HumanDO.tsv           current DO: parents (by label), for terms the 2016 OBO lacks
   hpo/hp.obo                             HPO terms with their `UMLS:` cross-references
-  hpo/hp-{fr,es,ja,zh}.babelon.tsv       official HPO label translations (only the build's languages)
+  hpo/hp-<code>.babelon.tsv              official HPO label translations, one table per language: the
+                                         table of a build language's registry code becomes that
+                                         language's atoms (SAB "HPO" + its UMLS LAT: HPOFRE, HPOGER, ...)
+  hpo/hp-<code>.synonyms.tsv             official exact synonyms in that language (optional; SY atoms)
 
 and writes the three tables `umls.vocabulary.build_vocabulary` writes from a UMLS release
 (same columns, types and sort order, via `common.parquet.write_parquet`):
 
-  atoms.parquet     cui, lang, str, ispref, sab, tty     SABs DO, HPO, HPOFRE, HPOSPA, HPOJPN, HPOCHI
+  atoms.parquet     cui, lang, str, ispref, sab, tty     SABs DO, HPO and HPO<LAT> per translated language
   concepts.parquet  cui, tui, sty, group, name_en, definition
   parents.parquet   cui, parent
 
@@ -73,7 +76,20 @@ STY_NAMES = {
     "T080": ("A2.1.2", "Qualitative Concept"),
     "T081": ("A2.1.3", "Quantitative Concept"),
 }
-SABS = ("DO", "HPO", *ds.SAB_BY_LANG.values())
+SABS = ("DO", "HPO", *ds.SAB_BY_LANG.values())  # the SABs of the shared data's languages (fr, es, ja, zh)
+
+
+def translation_sab(lat: str) -> str:
+    """The SAB of HPO's names in a language: "HPO" + its UMLS LAT (HPOFRE, HPOJPN, HPOGER, ...)."""
+    return f"HPO{lat}"
+
+
+def babelon_path(data_dir: Path, code: str) -> Path:
+    return Path(data_dir) / "hpo" / f"hp-{code}.babelon.tsv"
+
+
+def synonyms_path(data_dir: Path, code: str) -> Path:
+    return Path(data_dir) / "hpo" / f"hp-{code}.synonyms.tsv"
 
 ATOM_SCHEMA = pa.schema([
     ("cui", pa.string()), ("lang", pa.string()), ("str", pa.string()),
@@ -177,10 +193,57 @@ def _parse_roots(roots: str | Iterable[str], data_dir: Path) -> set[str] | None:
     return out
 
 
-def collect_open(data_dir: Path, roots: str | Iterable[str] = "all", languages: Iterable[str] = ("fr", "es", "ja", "zh")) -> dict:
+def read_synonyms(path: Path) -> dict[str, list[str]]:
+    """Official exact synonyms by HPO id from an hpo-translations `hp-<code>.synonyms.tsv`
+    (a ROBOT template: header, then a template row `ID  AL oboInOwl:hasExactSynonym@<code>`,
+    then subject_id, translation_value, comment, Status, line number). Only OFFICIAL rows,
+    as for labels."""
+    out: dict[str, list[str]] = defaultdict(list)
+    with path.open(encoding="utf-8", newline="") as fh:
+        header = fh.readline().rstrip("\r\n").split("\t")
+        if "subject_id" not in header or "translation_value" not in header:
+            raise InputError(path, "expected a header with subject_id and translation_value columns", line=1)
+        status = next((i for i, h in enumerate(header) if h.lower() in ("status", "translation_status")), None)
+        sid, val = header.index("subject_id"), header.index("translation_value")
+        for line in fh:
+            cells = line.rstrip("\r\n").split("\t")
+            if len(cells) <= max(sid, val) or not cells[sid].startswith("HP:"):
+                continue  # the template row, blank lines
+            if status is not None and (len(cells) <= status or cells[status] != "OFFICIAL"):
+                continue
+            text = cells[val].strip()
+            if text and text != "NA" and text not in out[cells[sid]]:
+                out[cells[sid]].append(text)
+    return dict(out)
+
+
+def read_translations(data_dir: Path, languages: Iterable[str]) -> dict[str, dict[str, list[tuple[str, str]]]]:
+    """HPO's names in each language that has a table beside the others: `hpo/hp-<code>.babelon.tsv`
+    (official labels, PT) and, when present, `hpo/hp-<code>.synonyms.tsv` (official synonyms, SY).
+    A language without a babelon table has no HPO names (HPO publishes no Russian table in
+    ../shared/data): its cd cell can only come from other sources."""
+    out: dict[str, dict[str, list[tuple[str, str]]]] = {}
+    for code in sorted(set(languages) - {"en"}):
+        path = babelon_path(data_dir, code)
+        if not path.exists():
+            continue
+        names: dict[str, list[tuple[str, str]]] = defaultdict(list)
+        for term_id, label in ds._read_babelon(path).items():
+            names[term_id].append(("PT", label))
+        syn = synonyms_path(data_dir, code)
+        if syn.exists():
+            for term_id, texts in read_synonyms(syn).items():
+                names[term_id] += [("SY", t) for t in texts]
+        out[code] = dict(names)
+    return out
+
+
+def collect_open(data_dir: Path, roots: str | Iterable[str] = "all", languages: Iterable[str] = ("fr", "es", "ja", "zh"),
+                 translation_sabs: dict[str, str] | None = None) -> dict:
     """Concepts keyed by CUI, in derive_sample.collect's shape (names per language, sty, parents, defs, src).
 
-    `languages`: the babelon translations to read (a subset of fr, es, ja, zh).
+    `languages`: registry codes whose HPO tables to read (`read_translations`);
+    `translation_sabs`: their SAB by code (default: derive_sample.SAB_BY_LANG, then "HPO" + code).
     """
     data_dir = Path(data_dir)
     wanted = _parse_roots(roots, data_dir)
@@ -218,10 +281,8 @@ def collect_open(data_dir: Path, roots: str | Iterable[str] = "all", languages: 
     # ---- HPO
     hp_terms = _read_obo(data_dir / HP_OBO)
     hp_parents = {t.id: list(t.parents) for t in hp_terms.values()}
-    translations = {}
-    for lang in sorted(set(languages) & set(ds.SAB_BY_LANG)):
-        path = _require(data_dir / f"hpo/hp-{lang}.babelon.tsv", f"HPO's official {lang} label translations")
-        translations[lang] = ds._read_babelon(path)
+    translations = read_translations(data_dir, languages)
+    sabs = {code: (translation_sabs or {}).get(code) or ds.SAB_BY_LANG.get(code) or f"HPO{code.upper()}" for code in translations}
 
     do_lineage, hp_lineage = _Lineage(do_parents), _Lineage(hp_parents)
     concepts: dict[str, dict] = {}
@@ -232,7 +293,8 @@ def collect_open(data_dir: Path, roots: str | Iterable[str] = "all", languages: 
     do_current = {doid: do_label[doid] for doid, t in do_terms.items() if do_label.get(doid) and do_label[doid] != t.name}
     ds.add_terms(concepts, id_to_cui, "DO", do_all, {doid: sorted(cuis) for doid, cuis in do_cuis.items()},
                  do_lineage.of, wanted, _sty, also_en=do_current)
-    ds.add_terms(concepts, id_to_cui, "HPO", hp_terms, ds.hpo_cuis(hp_terms), hp_lineage.of, wanted, _sty, translations)
+    ds.add_terms(concepts, id_to_cui, "HPO", hp_terms, ds.hpo_cuis(hp_terms), hp_lineage.of, wanted, _sty, translations,
+                 translation_sabs=sabs)
 
     # parents: the nearest ancestors that are concepts (bridging terms without a CUI)
     nearest_memo: dict[str, frozenset[str]] = {}
@@ -276,7 +338,9 @@ def _clean(text: str) -> str:
 
 def concept_tables(concepts: dict, lat_to_lang: dict[str, str], preferred_en: list[str]) -> tuple[pa.Table, pa.Table, pa.Table]:
     """atoms, concepts, parents tables, exactly as build_vocabulary would read them from RRF."""
-    lang_out = {lang: lat_to_lang[lat] for lang, lat in ds.LAT_BY_LANG.items() if lat in lat_to_lang}
+    # names are keyed by registry code (collect_open) or by derive_sample's codes (the sample)
+    lang_out = {code: code for code in lat_to_lang.values()}
+    lang_out |= {lang: lat_to_lang[lat] for lang, lat in ds.LAT_BY_LANG.items() if lat in lat_to_lang}
     atoms: list[tuple] = []
     for cui in sorted(concepts):
         for lang, names in concepts[cui]["names"].items():
@@ -324,13 +388,13 @@ def concept_tables(concepts: dict, lat_to_lang: dict[str, str], preferred_en: li
 def build_obo_vocabulary(data_dir: Path, out_dir: Path, lat_to_lang: dict[str, str], preferred_en: list[str], roots: str = "all") -> dict[str, str]:
     """Write atoms / concepts / parents parquet from DO + HPO + HPO babelon; return their paths."""
     data_dir, out_dir = Path(data_dir), Path(out_dir)
-    langs = [lang for lang, lat in ds.LAT_BY_LANG.items() if lat in lat_to_lang and lang != "en"]
+    sabs = {code: translation_sab(lat) for lat, code in lat_to_lang.items() if code != "en"}
     if roots.strip() == "sample":
         for rel in (DO_OBO, DO_XREF, HP_OBO, *(Path(f"hpo/hp-{lang}.babelon.tsv") for lang in ds.SAB_BY_LANG)):
             _require(data_dir / rel, "derive_sample reads it")
         concepts = ds.collect(data_dir)
     else:
-        concepts = collect_open(data_dir, roots, langs)
+        concepts = collect_open(data_dir, roots, sorted(sabs), sabs)
     atoms, concept_table, parents = concept_tables(concepts, lat_to_lang, preferred_en)
     from umls.vocabulary import write_vocabulary
 

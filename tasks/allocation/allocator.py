@@ -9,6 +9,7 @@ import hashlib
 from collections import Counter
 from dataclasses import dataclass, field
 
+from common.text import normalize
 from tasks.dedup.near_duplicates import NearDuplicateIndex
 
 
@@ -40,13 +41,19 @@ class Assignment:
     cuis: tuple[str, ...]
 
 
+TASK_ORDER = ("evidence", "xqa")
+
+
 def seeded_order(seed: int, key: str) -> str:
     return hashlib.sha256(f"{seed}:{key}".encode()).hexdigest()
 
 
 class Allocator:
     def __init__(self, quotas: dict[tuple[str, str], int], languages: list[str], shingle_n: dict[str, int],
-                 threshold: float, num_perm: int, seed: int):
+                 threshold: float, num_perm: int, seed: int, overlap_scope: str = "all"):
+        # "key": a query's key concepts (a cd set's target) belong to one cell; "all": every
+        # concept in any role (key concept, set target, distractor) belongs to one cell
+        self.overlap_scope = overlap_scope
         self.quotas = quotas
         self.languages = languages
         self.shingle_n = shingle_n
@@ -106,8 +113,15 @@ class Allocator:
         return options[0], ""
 
     def allocate_items(self, candidates: list[Candidate]) -> None:
-        # most constrained first (fewest languages), then a seeded shuffle
-        order = sorted(candidates, key=lambda c: (len(c.realizations), seeded_order(self.seed, c.id)))
+        # most constrained first (fewest languages), then a seeded shuffle. One question offered
+        # to both tasks (a source configured twice) is decided in one place, evidence first
+        # (it must be answerable; xqa takes it when evidence cannot): its copies share the
+        # shuffle key of the first of them
+        lead: dict[str, str] = {}
+        for c in sorted(candidates, key=lambda c: (TASK_ORDER.index(c.task), c.id)):
+            lead.setdefault(normalize(c.pivot or c.native_text), c.id)
+        order = sorted(candidates, key=lambda c: (len(c.realizations), seeded_order(self.seed, lead[normalize(c.pivot or c.native_text)]),
+                                                  TASK_ORDER.index(c.task), c.id))
         for cand in order:
             if not cand.key_cuis:
                 self.dropped.append((cand.id, "no key concept grounded"))
@@ -138,42 +152,88 @@ class Allocator:
                         cand.native_lang, cand.native_text)
 
     # ------------------------------------------------------------------ confusion sets
-    def allocate_confusion_sets(self, sets_by_tier: dict[str, list], realize, tiers: list[str]) -> list:
-        """Pick cd sets per language, cycling through tiers, targets unowned and unique.
+    def _viable_set(self, cand, lang: str, used_targets: set[str], realize):
+        """The set's query in `lang` if the set can go to that cell now, else None."""
+        cell = ("cd", lang)
+        if cand.target_cui in self.owner or cand.target_cui in used_targets:
+            return None
+        if self.overlap_scope == "all" and any(self.owner.get(d, cell) != cell for d in cand.distractor_cuis):
+            return None
+        real = realize(cand.target_cui, lang)
+        if real is None:
+            return None
+        set_id = f"cd-{lang}-{cand.target_cui}"
+        if self.dedup.find(set_id, "pivot", cand.target_name, self.shingle_n["en"]) or self.dedup.find(
+            set_id, f"text:{lang}", real.text, self.shingle_n[lang]
+        ):
+            return None
+        return real
+
+    def _place_set(self, cand, lang: str, real, used_targets: set[str]) -> Assignment:
+        cell = ("cd", lang)
+        a = Assignment(f"cd-{lang}-{cand.target_cui}", "cd", lang, real.text, real.provenance, cand.target_name, (cand.target_cui,))
+        self._place(a, lang, real.text)
+        if self.overlap_scope == "all":
+            for d in cand.distractor_cuis:
+                self.owner.setdefault(d, cell)
+        used_targets.add(cand.target_cui)
+        return a
+
+    def allocate_confusion_sets(self, sets_by_tier: dict[str, list], realize, tiers: list[str], stratum=None) -> list:
+        """Pick cd sets per language, an equal share per tier, targets unowned and unique.
 
         `sets_by_tier[tier]` holds ConfusionCandidate objects in seeded order;
         `realize(cui, lang)` returns a Realization, or None when the concept cannot be
-        named in that language.
+        named in that language. With `stratum(cand, realization) -> bool`, every tier of a
+        cell gets the same share of sets in the True stratum (as far as the pools allow):
+        for a lexical retriever, whether the query shares any word with its target's entry
+        decides more than the distractors do, and tiers that drew different shares of such
+        targets by chance differ by that chance, not by their distractors.
         """
         chosen = []
         used_targets: set[str] = set()
-        cursor = {t: 0 for t in tiers}
         for lang in self.languages:
-            cell = ("cd", lang)
-            quota = self.quotas.get(cell, 0)
+            quota = self.quotas.get(("cd", lang), 0)
             per_tier = {t: quota // len(tiers) + (1 if i < quota % len(tiers) else 0) for i, t in enumerate(tiers)}
+            want_true: dict[str, int | None] = {t: None for t in tiers}
+            if stratum is not None and quota:
+                # probe: the stratum of the sets each tier would take, to share them out evenly
+                probe = {t: [] for t in tiers}
+                for tier in tiers:
+                    for cand in sets_by_tier.get(tier, []):
+                        if len(probe[tier]) >= 2 * per_tier[tier]:
+                            break
+                        real = self._viable_set(cand, lang, used_targets, realize)
+                        if real is not None:
+                            probe[tier].append(bool(stratum(cand, real)))
+                seen = sum(len(v) for v in probe.values())
+                share = sum(sum(v) for v in probe.values()) / seen if seen else 0.0
+                want_true = {t: round(per_tier[t] * share) for t in tiers}
             for tier in tiers:
-                pool = sets_by_tier.get(tier, [])
-                got = 0
-                while got < per_tier[tier] and cursor[tier] < len(pool):
-                    cand = pool[cursor[tier]]
-                    cursor[tier] += 1
-                    if cand.target_cui in self.owner or cand.target_cui in used_targets:
-                        continue
-                    real = realize(cand.target_cui, lang)
+                got = {True: 0, False: 0}
+                deferred = []
+                for cand in sets_by_tier.get(tier, []):
+                    if got[True] + got[False] >= per_tier[tier]:
+                        break
+                    real = self._viable_set(cand, lang, used_targets, realize)
                     if real is None:
                         continue
-                    set_id = f"cd-{lang}-{cand.target_cui}"
-                    if self.dedup.find(set_id, "pivot", cand.target_name, self.shingle_n["en"]) or self.dedup.find(
-                        set_id, f"text:{lang}", real.text, self.shingle_n[lang]
-                    ):
-                        continue
-                    a = Assignment(set_id, "cd", lang, real.text, real.provenance, cand.target_name, (cand.target_cui,))
-                    self._place(a, lang, real.text)
-                    used_targets.add(cand.target_cui)
-                    chosen.append((a, cand))
-                    got += 1
+                    if want_true[tier] is not None:
+                        side = bool(stratum(cand, real))
+                        limit = want_true[tier] if side else per_tier[tier] - want_true[tier]
+                        if got[side] >= limit:
+                            deferred.append(cand)  # the other stratum is short so far
+                            continue
+                        got[side] += 1
+                    else:
+                        got[True] += 1
+                    chosen.append((self._place_set(cand, lang, real, used_targets), cand))
+                for cand in deferred:  # a stratum ran out: fill the tier from the other one
+                    if got[True] + got[False] >= per_tier[tier]:
+                        break
+                    real = self._viable_set(cand, lang, used_targets, realize)
+                    if real is not None:
+                        got[True] += 1
+                        chosen.append((self._place_set(cand, lang, real, used_targets), cand))
                 # unused candidates stay available for the next language
-            for tier in tiers:
-                cursor[tier] = 0
         return chosen

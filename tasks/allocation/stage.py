@@ -9,7 +9,8 @@ import pyarrow.parquet as pq
 
 from schemas.config import Language
 from tasks.allocation.allocator import Allocator, Candidate, Realization, seeded_order
-from tasks.allocation.confusion import ConceptInfo, Hierarchy, build_candidates
+from tasks.allocation.concept_entries import EntryParts, concept_entry, english_queries, entry_parts, first_fair_query
+from tasks.allocation.confusion import ConceptInfo, Hierarchy, Lexicon, build_candidates
 from tasks.translation.gates import text_gates, translation_gates
 from tasks.translation.memory import TranslationMemory
 from tasks.translation.stage import PROVENANCE_OF_STATUS
@@ -24,45 +25,53 @@ DROPPED_SCHEMA = pa.schema([("id", pa.string()), ("stage", pa.string()), ("reaso
 
 
 class ConceptRealizer:
-    """Names a concept in a language: vocabulary atom, else translation memory (gated)."""
+    """Names a concept in a language without giving its entry away (`concept_entries`).
 
-    def __init__(self, atoms: pa.Table, names_en: dict[str, str], languages: dict[str, Language], tm: TranslationMemory,
+    English: a synonym withheld from the entry, else the definition as a description.
+    Another language: its vocabulary atoms, best first, else a translation-memory entry for
+    the English name; each text passes the gates and must not be found in the entry by
+    string matching."""
+
+    def __init__(self, atoms: pa.Table, entries: dict[str, EntryParts], languages: dict[str, Language], tm: TranslationMemory,
                  backend: str | None = None):
-        self.languages, self.tm, self.names_en, self.backend = languages, tm, names_en, backend
-        self.best: dict[tuple[str, str], str] = {}
-        ranked: dict[tuple[str, str], tuple] = {}
+        self.languages, self.tm, self.entries, self.backend = languages, tm, entries, backend
+        ranked: dict[tuple[str, str], list[tuple]] = defaultdict(list)
         for cui, lang, text, pref, sab in zip(*(atoms[c].to_pylist() for c in ("cui", "lang", "str", "ispref", "sab"))):
-            if lang not in languages:
+            if lang not in languages or lang == "en":
                 continue
             prefs = languages[lang].preferred_sources
-            key = (not pref, prefs.index(sab) if sab in prefs else len(prefs), text)
-            if (cui, lang) not in ranked or key < ranked[(cui, lang)]:
-                ranked[(cui, lang)] = key
-                self.best[(cui, lang)] = text
+            ranked[(cui, lang)].append((not pref, prefs.index(sab) if sab in prefs else len(prefs), text))
+        self.names: dict[tuple[str, str], list[str]] = {k: [t for *_, t in sorted(set(v))] for k, v in ranked.items()}
         self.rejections: dict[str, int] = defaultdict(int)
 
     def __call__(self, cui: str, lang: str) -> Realization | None:
-        name_en = self.names_en[cui]
-        if lang == "en":
-            # the same gates as every other query text: the audit re-runs them
-            return None if text_gates(name_en, self.languages["en"], self.backend) else Realization(name_en, "terminology")
+        parts = self.entries[cui]
         lang_def = self.languages[lang]
-        atom = self.best.get((cui, lang))
-        if atom is not None and not text_gates(atom, lang_def, self.backend):
-            return Realization(atom, "terminology")
-        entry = self.tm.lookup(name_en, "en", lang)
+        # the same gates as every other query text (the audit re-runs them), then fairness
+        names = english_queries(parts) if lang == "en" else self.names.get((cui, lang), [])
+        text = first_fair_query((t for t in names if not text_gates(t, lang_def, self.backend)), parts)
+        if text is not None:
+            return Realization(text, "terminology")
+        if lang == "en":
+            return None
+        entry = self.tm.lookup(parts.name, "en", lang)
         if entry is None:
             return None
-        reasons = translation_gates(name_en, entry.target, self.languages["en"], lang_def, self.backend)
+        reasons = translation_gates(parts.name, entry.target, self.languages["en"], lang_def, self.backend)
         if reasons:
             for r in reasons:
                 self.rejections[f"{lang}: {r.split(':')[0]}"] += 1
+            return None
+        if first_fair_query([entry.target], parts) is None:
+            self.rejections[f"{lang}: gives its entry away"] += 1
             return None
         return Realization(entry.target, PROVENANCE_OF_STATUS[entry.status])
 
     def can_name(self, cui: str, lang: str) -> bool:
         """Cheap pre-check (no gates): is there any candidate name in the language?"""
-        return lang == "en" or (cui, lang) in self.best or self.tm.lookup(self.names_en[cui], "en", lang) is not None
+        if lang == "en":
+            return bool(english_queries(self.entries[cui]))
+        return (cui, lang) in self.names or self.tm.lookup(self.entries[cui].name, "en", lang) is not None
 
 
 def cd_targets(eligible: list[str], languages: list[str], quota: int, can_name, floor: int = 400,
@@ -107,6 +116,11 @@ def seed_from_release(alloc: Allocator, base: Path, languages: dict[str, Languag
             if q.get("pivot_text"):
                 alloc.dedup.add(q["_id"], "pivot", q["pivot_text"], alloc.shingle_n["en"])
             alloc.dedup.add(q["_id"], f"text:{lang}", q["text"], n)
+    if alloc.overlap_scope == "all":
+        for line in (base / "cd" / "confusion_sets.jsonl").read_text(encoding="utf-8").splitlines():
+            s = json.loads(line)
+            for cui in s["distractor_cuis"]:
+                alloc.owner.setdefault(cui, ("cd", s["lang"]))
     return used
 
 
@@ -114,7 +128,7 @@ def allocate_cells(item_shards: list[str], grounded: list[str], realized: list[s
                    languages: dict[str, dict], memory: list[str], quotas: dict[str, int], distractors: int,
                    key_groups: list[str], dedup: dict, seed: int, out_dir: str,
                    base_release: str | None = None, new_languages: list[str] | None = None,
-                   langid_backend: str | None = None) -> dict:
+                   langid_backend: str | None = None, overlap_scope: str = "all") -> dict:
     """Allocate every cell; or, with a base release, only the cells of `new_languages`
     around the base release's concepts and queries (which stay where they are)."""
     out = Path(out_dir)
@@ -133,7 +147,8 @@ def allocate_cells(item_shards: list[str], grounded: list[str], realized: list[s
                 for reason in r["rejected"].split("; "):
                     gate_rejections[f"{r['lang']}: {reason.split(':')[0]}"] += 1
     cell_quotas = {(task, lang): quotas[task] for task in ("xqa", "evidence", "cd") for lang in order}
-    alloc = Allocator(cell_quotas, order, {k: v.shingle_n for k, v in langs.items()}, dedup["threshold"], dedup["num_perm"], seed)
+    alloc = Allocator(cell_quotas, order, {k: v.shingle_n for k, v in langs.items()}, dedup["threshold"], dedup["num_perm"], seed,
+                      overlap_scope=overlap_scope)
     used = seed_from_release(alloc, Path(base_release), langs) if base_release else set()
     cands = []
     for item_id in sorted(items):
@@ -145,6 +160,14 @@ def allocate_cells(item_shards: list[str], grounded: list[str], realized: list[s
             # (the correct option) rarely names the question's concept, and need not
             dropped.append({"id": item_id, "stage": "grounding", "reason": "unanswerable: no key concept in its gold passage"})
             continue
+        if g.get("no_passage"):
+            dropped.append({"id": item_id, "stage": "grounding", "reason": g["no_passage"]})
+            continue
+        if g.get("answer_cuis"):
+            # gold passages: the answers' concept entries (ids: the CUIs); hard negatives: the
+            # other options' entries (the release writes both into the task's corpus)
+            it["passage_ids"] = list(g["answer_cuis"])
+            it["negative_cuis"] = list(g["negative_cuis"])
         options = {l: r for l, r in reals[item_id].items() if l in order}
         cands.append(Candidate(item_id, it["task"], it["lang"], it["text"], it["pivot"], tuple(g["key_cuis"]), options))
     alloc.allocate_items(cands)
@@ -162,10 +185,23 @@ def allocate_cells(item_shards: list[str], grounded: list[str], realized: list[s
     eligible = sorted((c for c, info in concepts.items() if info.group in key_groups and c not in alloc.owner),
                       key=lambda c: seeded_order(seed, f"cd-target:{c}"))
     atoms = pq.read_table(vocab["atoms"], columns=["cui", "lang", "str", "ispref", "sab"])
-    realizer = ConceptRealizer(atoms, {c: i.name for c, i in concepts.items()}, langs, TranslationMemory.from_files([Path(p) for p in memory]), langid_backend)
-    targets = cd_targets(eligible, order, quotas["cd"], realizer.can_name)
-    sets_by_tier = build_candidates(concepts, hierarchy, distractors, seed, targets, one_tier_per_target=True)
-    chosen = alloc.allocate_confusion_sets(sets_by_tier, realizer, ["easy", "medium", "hard"])
+    entries = entry_parts(concepts_t, atoms)
+    realizer = ConceptRealizer(atoms, entries, langs, TranslationMemory.from_files([Path(p) for p in memory]), langid_backend)
+    # with every role owned, sets compete for their distractors too: draw more candidates
+    targets = cd_targets(eligible, order, quotas["cd"], realizer.can_name, per_language=4 if overlap_scope == "key" else 12)
+    from spacy.lang.en.stop_words import STOP_WORDS  # spaCy's bundled list; imported only here
+
+    lexicon = Lexicon({c: [e.name, *e.synonyms, e.definition] for c, e in entries.items()},
+                      {c: [e.name, *e.synonyms] for c, e in entries.items()}, frozenset(STOP_WORDS))
+    excluded = frozenset(alloc.owner) if overlap_scope == "all" else frozenset()
+    sets_by_tier = build_candidates(concepts, hierarchy, distractors, seed, targets, lexicon,
+                                    one_tier_per_target=True, excluded=excluded)
+    def shares_a_word(cand, real) -> bool:
+        """Does the query share any word with its target's entry (the query withheld)?"""
+        entry = concept_entry(entries[cand.target_cui], withheld=real.text)
+        return bool(lexicon.words_of(real.text) & lexicon.words_of(f"{entry['title']} {entry['text']}"))
+
+    chosen = alloc.allocate_confusion_sets(sets_by_tier, realizer, ["easy", "medium", "hard"], stratum=shares_a_word)
     for k, v in realizer.rejections.items():
         gate_rejections[k] += v
 
@@ -174,7 +210,8 @@ def allocate_cells(item_shards: list[str], grounded: list[str], realized: list[s
         if a.task == "cd":
             continue
         rows.append({"id": a.id, "task": a.task, "lang": a.lang, "text": a.text, "provenance": a.provenance, "pivot": a.pivot,
-                     "cuis": list(a.cuis), "passage_ids": items[a.id]["passage_ids"], "tier": None, "distractor_cuis": []})
+                     "cuis": list(a.cuis), "passage_ids": items[a.id]["passage_ids"], "tier": None,
+                     "distractor_cuis": items[a.id].get("negative_cuis", [])})
     for a, cand in chosen:
         if a.id in used:
             continue

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from collections import Counter, defaultdict
 from pathlib import Path
 
@@ -17,7 +16,9 @@ from schemas.config import Language
 from common.jsonio import sha256_file
 from common.text import char_shingles, jaccard, normalize
 from schemas.records import TIERS, AuditCheck, AuditReport, ConfusionSet, Document, Qrel, Query, ReleaseManifest
+from tasks.allocation.concept_entries import gives_away
 from tasks.dedup.near_duplicates import NearDuplicateIndex
+from tasks.evaluation.lexical import BM25Index, document_text, tokenizer_for
 from tasks.translation.gates import text_gates
 from tasks.release.writers import UNHASHED, file_entries
 
@@ -128,16 +129,36 @@ def check_schemas(rel: Release) -> AuditCheck:
     return _check("schemas", failures, f"{n} records valid")
 
 
-def check_concept_overlap(rel: Release) -> AuditCheck:
-    owner: dict[str, str] = {}
-    failures = []
-    for cell, c in sorted(rel.cells.items()):
+def concept_roles(rel: Release) -> dict[str, set[str]]:
+    """Every concept's cells, by role: "key" (a query's key concept; a cd set's target) and
+    "all" (key, or a confusion set's distractor)."""
+    key: dict[str, set[str]] = defaultdict(set)
+    for cell, c in rel.cells.items():
         for _, q in c["queries"]:
             for cui in q.get("cuis", []):
-                if cui in owner and owner[cui] != cell:
-                    failures.append(f"{cui}: key concept of {owner[cui]} and {cell} (query {q.get('_id')})")
-                owner.setdefault(cui, cell)
-    return _check("concept_overlap", failures, f"{len(owner)} key concepts, each in one cell")
+                key[cui].add(cell)
+    every = defaultdict(set, {c: set(v) for c, v in key.items()})
+    for _, s in rel.confusion:
+        for cui in s.get("distractor_cuis", []):
+            every[cui].add(f"cd/{s.get('lang')}")
+    return {"key": key, "all": every}
+
+
+def overlap_scope(rel: Release) -> str:
+    return rel.manifest_raw.get("config", {}).get("overlap", {}).get("scope", "key")
+
+
+def check_concept_overlap(rel: Release) -> AuditCheck:
+    """Zero overlap in the scope the manifest declares; the other scope's figure is reported."""
+    scope = overlap_scope(rel)
+    roles = concept_roles(rel)
+    shared = {k: sorted(c for c, cells in v.items() if len(cells) > 1) for k, v in roles.items()}
+    failures = [f"{cui}: in cells {' and '.join(sorted(roles[scope][cui]))} ({'any role' if scope == 'all' else 'key concept'})"
+                for cui in shared[scope]]
+    other = "all" if scope == "key" else "key"
+    detail = (f"scope {scope}: {len(roles[scope])} concepts, each in one cell; "
+              f"scope {other}: {len(shared[other])} of {len(roles[other])} concepts in two or more cells")
+    return _check("concept_overlap", failures, detail)
 
 
 def check_query_overlap(rel: Release, languages: dict[str, Language], dedup: dict, seed: int) -> AuditCheck:
@@ -204,37 +225,57 @@ def check_language(rel: Release, languages: dict[str, Language], backend: str | 
     return _check("language_and_script", failures, f"{n} queries in their cell's language and script")
 
 
-_WORD = re.compile(r"\w+")
+def check_trivial_match(rel: Release) -> AuditCheck:
+    """No cd query gives its answer away: its words are never its relevant entry's title,
+    and never stand in the entry's title or text (case, accents, spacing and punctuation
+    ignored). Otherwise string matching, not discrimination, solves the set."""
+    failures, n = [], 0
+    for cell, c in sorted(rel.cells.items()):
+        if c["task"] != "cd":
+            continue
+        docs = {d.get("_id"): d for _, d in c["corpus"]}
+        relevant = defaultdict(list)
+        for _, _n, row in c["qrels"]:
+            if len(row) == 3 and row[2].strip() not in ("", "0"):
+                relevant[row[0]].append(row[1])
+        for line, q in c["queries"]:
+            for did in relevant.get(q.get("_id"), []):
+                n += 1
+                d = docs.get(did)
+                if d is not None and gives_away(q.get("text", ""), {"title": d.get("title", ""), "text": d.get("text", "")}):
+                    failures.append(f"{cell}/queries.jsonl:{line}: query {q.get('text')!r} is found in its entry {did}")
+    return _check("trivial_match", failures, f"{n} cd queries, none found in its relevant entry by string matching")
 
 
-def bm25_rank_first(query: str, docs: dict[str, str], target: str, df: Counter, n_docs: int, avgdl: float) -> bool:
-    q = _WORD.findall(normalize(query))
-    scores = {}
-    for did, text in docs.items():
-        toks = _WORD.findall(normalize(text))
-        tf = Counter(toks)
-        s = 0.0
-        for term in q:
-            if tf[term]:
-                idf = math.log(1 + (n_docs - df[term] + 0.5) / (df[term] + 0.5))
-                s += idf * tf[term] * 2.2 / (tf[term] + 1.2 * (0.25 + 0.75 * len(toks) / avgdl))
-        scores[did] = s
-    best = scores[target]
-    return best > 0 and all(best > v for k, v in scores.items() if k != target)
+# tiers must be ordered for retrievers, not only by construction: measured where query and
+# corpus share a script (BM25 has nothing to match across scripts), on cells large enough
+# for a difference to be more than noise
+TIER_MIN_SETS = 30
+TIER_FALL_Z = 2.0  # easy -> hard must fall by more than this many standard errors
+TIER_RISE_Z = 2.0  # no step to a harder tier may rise by more than this many
 
 
-def tier_statistics(rel: Release) -> dict[str, dict]:
-    stats = {t: {"sets": 0, "similarity": [], "bm25": []} for t in TIERS}
-    for cell, c in rel.cells.items():
+def _same_script(lang: Language | None) -> bool:
+    return lang is not None and "Latin" in lang.scripts
+
+
+def tier_statistics(rel: Release, languages: dict[str, Language]) -> dict[str, dict]:
+    """Per tier, over every cd cell: sets and mean target-distractor title similarity; per
+    same-script cell and tier: BM25 accuracy@1 of the real query within its own set (the
+    cell's BM25 index restricted to the set's members; the target must score strictly
+    above every distractor: a tie is not a discrimination)."""
+    stats = {t: {"sets": 0, "similarity": []} for t in TIERS}
+    cells: dict[str, dict[str, list[bool]]] = {}
+    for cell, c in sorted(rel.cells.items()):
         if c["task"] != "cd":
             continue
         docs = {d["_id"]: d for _, d in c["corpus"] if "_id" in d}
-        # BM25 baseline: can the target's English name pick its own entry's definition and
-        # synonyms (titles left out) out of the set? Lexical look-alikes make that harder.
-        texts = {k: d.get("text", "") for k, d in docs.items()}
-        df = Counter(t for text in texts.values() for t in set(_WORD.findall(normalize(text))))
-        avgdl = sum(len(_WORD.findall(normalize(t))) for t in texts.values()) / max(1, len(texts))
         queries = {q.get("_id"): q for _, q in c["queries"]}
+        lang = languages.get(c["lang"])
+        index = None
+        if _same_script(lang) and docs:
+            index = BM25Index(sorted((k, document_text(d)) for k, d in docs.items()), tokenizer_for(lang))
+            cells[cell] = {t: [] for t in TIERS}
         for _, s in rel.confusion:
             if s.get("lang") != c["lang"] or s.get("tier") not in stats or s.get("target_cui") not in docs:
                 continue
@@ -244,35 +285,49 @@ def tier_statistics(rel: Release) -> dict[str, dict]:
             target_name = docs[s["target_cui"]]["title"]
             t["similarity"] += [jaccard(char_shingles(target_name, 3), char_shingles(docs[d]["title"], 3)) for d in members[1:]]
             q = queries.get(s["set_id"])
-            if q is not None:
-                t["bm25"].append(bm25_rank_first(q.get("pivot_text") or "", {m: texts[m] for m in members}, s["target_cui"], df, len(texts), avgdl))
-    return {t: {"sets": v["sets"],
-                "mean_similarity": round(sum(v["similarity"]) / len(v["similarity"]), 4) if v["similarity"] else None,
-                "bm25_accuracy": round(sum(v["bm25"]) / len(v["bm25"]), 4) if v["bm25"] else None,
-                "bm25_n": len(v["bm25"])} for t, v in stats.items()}
+            if index is not None and q is not None:
+                scores = dict(index.within(q.get("text", ""), members))
+                best = scores[s["target_cui"]]
+                cells[cell][s["tier"]].append(best > 0 and all(best > v for k, v in scores.items() if k != s["target_cui"]))
+    return {"tiers": {t: {"sets": v["sets"],
+                          "mean_similarity": round(sum(v["similarity"]) / len(v["similarity"]), 4) if v["similarity"] else None}
+                      for t, v in stats.items()},
+            "bm25_within_set": {cell: {t: {"n": len(v), "accuracy": round(sum(v) / len(v), 4) if v else None}
+                                       for t, v in per.items()} for cell, per in cells.items()}}
 
 
-def check_tiers(rel: Release) -> tuple[AuditCheck, dict]:
-    stats = tier_statistics(rel)
+def check_tiers(rel: Release, languages: dict[str, Language]) -> tuple[AuditCheck, dict]:
+    stats = tier_statistics(rel, languages)
+    tiers = stats["tiers"]
     failures = []
-    sims = [stats[t]["mean_similarity"] for t in TIERS]
-    accs = [stats[t]["bm25_accuracy"] for t in TIERS]
+    sims = [tiers[t]["mean_similarity"] for t in TIERS]
     if any(s is None for s in sims):
-        failures.append("a tier has no confusion set: " + ", ".join(f"{t}={stats[t]['sets']}" for t in TIERS))
-    else:
-        if not sims[0] < sims[1] < sims[2]:
-            failures.append(f"mean target-distractor similarity not increasing easy<medium<hard: {sims}")
-        for (a, b) in (("easy", "medium"), ("medium", "hard")):
-            pa_, pb = stats[a]["bm25_accuracy"], stats[b]["bm25_accuracy"]
-            if pa_ is None or pb is None:  # sets without queries: nothing measured (check_confusion_consistency says so)
-                continue
-            na, nb = max(1, stats[a]["bm25_n"]), max(1, stats[b]["bm25_n"])
-            # a harder tier may not be *significantly* easier for BM25: two standard errors
-            # of the difference, so that a few sets cannot fail a small release by chance
-            margin = 2 * math.sqrt(pa_ * (1 - pa_) / na + pb * (1 - pb) / nb)
-            if pb - pa_ > margin:
-                failures.append(f"BM25 accuracy rises from {a} to {b} beyond noise: {accs} (margin {margin:.3f})")
-    detail = "; ".join(f"{t}: sets={stats[t]['sets']} sim={stats[t]['mean_similarity']} bm25={stats[t]['bm25_accuracy']}" for t in TIERS)
+        failures.append("a tier has no confusion set: " + ", ".join(f"{t}={tiers[t]['sets']}" for t in TIERS))
+    elif not sims[0] < sims[1] < sims[2]:
+        failures.append(f"mean target-distractor similarity not increasing easy<medium<hard: {sims}")
+    measured = []
+    for cell, per in stats["bm25_within_set"].items():
+        if min(per[t]["n"] for t in TIERS) < TIER_MIN_SETS:
+            continue
+        measured.append(cell)
+        def z(a: str, b: str) -> float:
+            pa_, pb = per[a]["accuracy"], per[b]["accuracy"]
+            se = math.sqrt(pa_ * (1 - pa_) / per[a]["n"] + pb * (1 - pb) / per[b]["n"]) or 1e-9
+            return (pa_ - pb) / se
+
+        # harder tiers must be harder for the retriever: the ladder falls from easy to hard
+        # by more than sampling noise, and no step rises beyond it
+        if z("easy", "hard") <= TIER_FALL_Z:
+            failures.append(f"{cell}: BM25 within-set accuracy@1 does not fall from easy to hard beyond noise: "
+                            f"{per['easy']['accuracy']} -> {per['hard']['accuracy']} (z {z('easy', 'hard'):.2f} <= {TIER_FALL_Z})")
+        for a, b in (("easy", "medium"), ("medium", "hard")):
+            if -z(a, b) > TIER_RISE_Z:
+                failures.append(f"{cell}: BM25 within-set accuracy@1 rises from {a} to {b} beyond noise: "
+                                f"{per[a]['accuracy']} -> {per[b]['accuracy']} (z {-z(a, b):.2f} > {TIER_RISE_Z})")
+    accs = "; ".join(f"{cell} " + "/".join(str(per[t]["accuracy"]) for t in TIERS) for cell, per in stats["bm25_within_set"].items())
+    detail = ("; ".join(f"{t}: sets={tiers[t]['sets']} sim={tiers[t]['mean_similarity']}" for t in TIERS)
+              + f"; BM25 within-set accuracy@1 easy/medium/hard: {accs or 'no same-script cd cell'}"
+              + f" (ordering checked in {', '.join(measured) or 'no cell'}: cells with >= {TIER_MIN_SETS} sets per tier)")
     return _check("tier_ordering", failures, detail), stats
 
 
@@ -305,6 +360,19 @@ def check_counts(rel: Release) -> AuditCheck:
                 failures.append(f"{cell}: {v} {k}, manifest says {m.get(k)}")
         if got["queries"] == 0 and not rel.manifest_raw.get("config", {}).get("allow_empty_cells", False):
             failures.append(f"{cell}: empty cell")
+        # the per-split files behind the card's `datasets` configs (releases that have them: the
+        # manifest lists them) hold the same rows as the BEIR files
+        if not any(name.startswith(f"{cell}/queries/") for name in listed):
+            continue
+        for split in sorted({q.get("split") for _, q in c["queries"]} | {Path(p).stem for p, _, _ in c["qrels"]}):
+            expect = {f"queries/{split}.parquet": sum(1 for _, q in c["queries"] if q.get("split") == split),
+                      f"qrels/{split}.parquet": sum(1 for p, _, _ in c["qrels"] if Path(p).stem == split)}
+            if c["task"] == "cd":
+                expect[f"top_ranked/{split}.parquet"] = expect[f"queries/{split}.parquet"]
+            for name, n in expect.items():
+                rows = actual.get(f"{cell}/{name}", {}).get("rows")
+                if rows != n:
+                    failures.append(f"{cell}/{name}: {rows if rows is not None else 'missing'} rows, the cell's BEIR files have {n}")
     return _check("counts", failures, f"{len(rel.cells)} cells match the manifest")
 
 

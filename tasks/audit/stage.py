@@ -17,6 +17,7 @@ from tasks.audit.checks import (
     check_query_overlap,
     check_schemas,
     check_tiers,
+    check_trivial_match,
 )
 
 
@@ -28,8 +29,8 @@ def audit_release(root: Path, name: str | None = None) -> AuditReport:
     checks = [check_hashes(rel), check_schemas(rel), check_concept_overlap(rel),
               check_query_overlap(rel, registry, cfg.get("dedup", {"threshold": 0.7, "num_perm": 128}), cfg.get("seed", 0)),
               check_qrels(rel), check_language(rel, registry, cfg.get("langid_backend", "langdetect"))]
-    tiers, _ = check_tiers(rel)
-    checks += [tiers, check_confusion_consistency(rel), check_counts(rel), check_licence(rel)]
+    tiers, _ = check_tiers(rel, registry)
+    checks += [tiers, check_trivial_match(rel), check_confusion_consistency(rel), check_counts(rel), check_licence(rel)]
     return AuditReport(release=name or root.name, version=str(rel.manifest_raw.get("version", "?")),
                        passed=all(c.passed for c in checks), checks=checks)
 

@@ -39,6 +39,15 @@ def _ensure_nltk_stopwords(root: Path, languages: dict[str, str]) -> None:
                 tmp.replace(target)
         if str(root) not in nltk.data.path:
             nltk.data.path.insert(0, str(root))
+        # NLTK binds its stopwords reader to the first root it loaded from: a process that
+        # grounds with a second cache root (`mmedbench ground` after a build, tests) would
+        # look for a new language's list in the old root. Rebind when a list is missing there.
+        bound = getattr(nltk.corpus.stopwords, "_root", None)
+        if bound is not None and not all(os.path.exists(os.path.join(bound.path, n)) for n in languages):
+            from nltk.corpus.reader import StopwordsCorpusReader
+            from nltk.corpus.util import LazyCorpusLoader
+
+            nltk.corpus.stopwords = LazyCorpusLoader("stopwords", StopwordsCorpusReader, r"(?!README|\.).*", encoding="utf8")
 
 
 def _stopwords(lang: Language) -> set[str]:

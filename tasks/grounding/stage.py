@@ -3,6 +3,12 @@
 Key concepts = grounded CUIs in the allowed semantic groups at or above the score
 threshold, from the native text or the pivot. Items whose gold passages share none of
 their key concepts are marked unanswerable (the allocation drops them with a reason).
+
+Items with options (multiple-choice questions whose source has no answer-bearing text)
+get their gold passages here: each option is grounded (its English text first, else its
+own), the concepts the correct options name as a whole are the answers (their English
+concept entries are the gold passages, and key concepts of the item), the other options'
+concepts are the hard negatives; an item without such an answer gets the reason.
 """
 from __future__ import annotations
 
@@ -22,6 +28,7 @@ import pyarrow.parquet as pq
 from schemas.config import Language
 from common.text import normalize
 from tasks.grounding.grounder import Grounder
+from tasks.grounding.normalize import fold_term
 from common.parquet import write_parquet
 
 # nltk and quickumls are imported here, up front, in the importing thread: nltk's lazy
@@ -31,6 +38,9 @@ from common.parquet import write_parquet
 GROUNDED_SCHEMA = pa.schema([
     ("id", pa.string()), ("mentions", pa.string()), ("key_cuis", pa.list_(pa.string())),
     ("answerable", pa.bool_()),
+    # items with options: the concepts their correct options name (gold passages: the concepts'
+    # entries), the other options' concepts (hard negatives), or why the item has no gold passage
+    ("answer_cuis", pa.list_(pa.string())), ("negative_cuis", pa.list_(pa.string())), ("no_passage", pa.string()),
 ])
 
 
@@ -137,13 +147,70 @@ def names_of(atoms_paths: list[str], cuis: set[str]) -> dict[str, set[str]]:
     return names
 
 
+NO_ANSWER_CONCEPT = "no answer passage: a correct option names no vocabulary concept"
+ANSWER_NOT_KEY = "no answer passage: the answer's concept is outside the key semantic groups"
+NO_DEFINITION = "no answer passage: the answer's concept has no definition"
+AMBIGUOUS = "no answer passage: a wrong option names the answer's concept too"
+NAMES_ANSWER = "the question names its answer"
+_WORDS = re.compile(r"\w+")
+
+
+def option_concept(text: str, mentions: list[dict], min_score: float, stopwords: set[str]) -> str | None:
+    """Pure: the concept an option names as a whole, or None.
+
+    A mention at or above `min_score` must cover the option: whatever it leaves is
+    punctuation or `stopwords` (folded as `fold_term` folds; CJK: none, so only punctuation
+    may be left) ("Fabry disease." -> Fabry disease; "Blood culture" ->
+    None, though "Blood" is a concept: the option names a test, not blood). The best such
+    mention wins (score, then length, then CUI)."""
+    best = None
+    for m in mentions:
+        if m["score"] < min_score:
+            continue
+        rest = text[: m["start"]] + " " + text[m["end"]:]
+        if all(fold_term(w) in stopwords for w in _WORDS.findall(rest)):
+            key = (-m["score"], -(m["end"] - m["start"]), m["cui"])
+            if best is None or key < best[0]:
+                best = (key, m["cui"])
+    return best[1] if best else None
+
+
+def answer_concepts(options: list[dict], named: list[str | None], question_cuis: set[str], group_of: dict[str, str],
+                    key_groups: set[str], defined: set[str]) -> tuple[list[str], list[str], str | None]:
+    """Pure: (answer CUIs, hard-negative CUIs, reason there is no gold passage or None).
+
+    `named[i]` is the concept option i names as a whole (`option_concept`). The gold
+    passages are the correct options' concept entries: every correct option must name a
+    concept in a key group that has a definition (an entry with a name only states the
+    answer as an option string does: it explains nothing); the question must not name it."""
+    answers, negatives = [], []
+    for opt, cui in zip(options, named):
+        if opt["correct"]:
+            if cui is None:
+                return [], [], NO_ANSWER_CONCEPT
+            answers.append(cui)
+        elif cui is not None:
+            negatives.append(cui)
+    answers = sorted(set(answers))
+    if any(group_of.get(c) not in key_groups for c in answers):
+        return [], [], ANSWER_NOT_KEY
+    if any(c not in defined for c in answers):
+        return [], [], NO_DEFINITION
+    if set(negatives) & set(answers):
+        return [], [], AMBIGUOUS
+    if set(answers) & question_cuis:
+        return [], [], NAMES_ANSWER
+    return answers, sorted(set(negatives)), None
+
+
 def ground_shard(shard: str, corpus: dict[str, str], vocab: dict, languages: dict[str, dict],
                  key_groups: list[str], min_score: float, threshold: float, window: int, cache_root: str, out_path: str) -> str:
     """`vocab` needs "concepts" and "atoms_by_lang" for the shard's languages and English
     only: the task's cache key then ignores languages the shard does not use."""
     items = pq.read_table(shard).to_pylist()
-    concepts = pq.read_table(vocab["concepts"], columns=["cui", "group"])
+    concepts = pq.read_table(vocab["concepts"], columns=["cui", "group", "definition"])
     group_of = dict(zip(concepts["cui"].to_pylist(), concepts["group"].to_pylist()))
+    defined = {c for c, d in zip(concepts["cui"].to_pylist(), concepts["definition"].to_pylist()) if d and d.strip()}
     passages: dict[str, str] = {}
     needed = {pid for it in items for pid in it["passage_ids"]}
     for task_corpus in corpus.values():
@@ -156,6 +223,12 @@ def ground_shard(shard: str, corpus: dict[str, str], vocab: dict, languages: dic
         with GROUNDERS.use(grounder_key(*args), lambda: build_grounder(*args)) as grounder:
             return [m.as_dict() for m in grounder.ground(text)]
 
+    def named(code: str, text: str) -> str | None:
+        args = (vocab["atoms_by_lang"][code], json.dumps(languages[code], sort_keys=True), cache_root, threshold, window)
+        with GROUNDERS.use(grounder_key(*args), lambda: build_grounder(*args)) as grounder:
+            mentions = [m.as_dict() for m in grounder.ground(text)]
+            return option_concept(text, mentions, min_score, getattr(grounder, "stopwords", set()))
+
     grounded = []
     for it in items:
         native = ground(it["lang"], it["text"])
@@ -163,15 +236,25 @@ def ground_shard(shard: str, corpus: dict[str, str], vocab: dict, languages: dic
             pivot = native
         else:
             pivot = ground("en", it["pivot"]) if it["pivot"] else []
-        grounded.append((it, native, pivot, key_concepts(native + pivot, group_of, set(key_groups), min_score)))
-    names = names_of(sorted(vocab["atoms_by_lang"].values()), {c for *_, keys in grounded for c in keys})
+        keys = key_concepts(native + pivot, group_of, set(key_groups), min_score)
+        answers, negatives, no_passage = [], [], None
+        options = it.get("options") or []
+        if options:
+            # an option's English text first (the richest vocabulary), else its own
+            concepts = [(named("en", o["pivot"]) if o["pivot"] else None) or named(it["lang"], o["text"]) for o in options]
+            answers, negatives, no_passage = answer_concepts(options, concepts, {m["cui"] for m in native + pivot},
+                                                             group_of, set(key_groups), defined)
+            keys = sorted(set(keys) | set(answers))  # the answer is what the question is about
+        grounded.append((it, native, pivot, keys, answers, negatives, no_passage))
+    names = names_of(sorted(vocab["atoms_by_lang"].values()), {c for g in grounded for c in g[3]})
     rows = []
-    for it, native, pivot, keys in grounded:
+    for it, native, pivot, keys, answers, negatives, no_passage in grounded:
         rows.append({
             "id": it["id"],
             "mentions": json.dumps({"native": native, "pivot": pivot}, ensure_ascii=False, sort_keys=True),
             "key_cuis": keys,
             "answerable": any(answerable(keys, passages.get(pid, ""), names) for pid in it["passage_ids"]),
+            "answer_cuis": answers, "negative_cuis": negatives, "no_passage": no_passage,
         })
     write_parquet(pa.Table.from_pylist(rows, schema=GROUNDED_SCHEMA), Path(out_path))
     return out_path

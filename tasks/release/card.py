@@ -1,40 +1,228 @@
-"""The dataset card (README.md with Hugging Face YAML front matter) of a release."""
+"""The dataset card (README.md with Hugging Face YAML front matter) of a release.
+
+    write_card(manifest, report, out_dir)
+
+Called after the cells and confusion sets are written into `out_dir` and before the files are
+hashed: it writes README.md and its pictures (assets/*.png), and the card reads the cells'
+folders for what the manifest does not hold (splits, confusion-set titles). Sections, in order:
+front matter (licences, languages, the `<task>-<lang>-{corpus,queries,qrels}` and
+`cd-<lang>-top_ranked` configs: tasks/release/hub.py), summary, cells (picture + table),
+provenance (picture), confusion-set tiers (picture + table), evaluation results (when the
+build evaluated itself), how to load it (datasets, MTEB, BEIR), dropped items, sources and
+licences, citation, build.
+"""
 from __future__ import annotations
 
+import json
+import statistics
 from pathlib import Path
 
 from common.jsonio import atomic_write
+from common.text import char_shingles, jaccard
+from schemas.records import TASKS, TIERS
+from tasks.release.figures import counts_figure, provenance_figure, tiers_figure
+from tasks.release.hub import configs_yaml, hub_configs, loadable_files
+from tasks.release.licences import hub_licence_ids, licence_rows
+
+ASSETS = "assets"
+
+
+def _jsonl(path: Path) -> list[dict]:
+    if not path.exists():
+        return []
+    with path.open(encoding="utf-8") as fh:
+        return [json.loads(line) for line in fh if line.strip()]
+
+
+def tier_similarities(out_dir: Path, langs: list[str]) -> dict[str, list[float]]:
+    """Target-distractor title similarity (character trigrams, as the audit's tier check) of every
+    distractor of every confusion set, by tier."""
+    titles = {lang: {d["_id"]: d["title"] for d in _jsonl(out_dir / "cd" / lang / "corpus.jsonl")} for lang in langs}
+    out: dict[str, list[float]] = {t: [] for t in TIERS}
+    for s in _jsonl(out_dir / "cd" / "confusion_sets.jsonl"):
+        names = titles.get(s["lang"], {})
+        if s["target_cui"] not in names:
+            continue
+        target = char_shingles(names[s["target_cui"]], 3)
+        out[s["tier"]] += [round(jaccard(target, char_shingles(names[d], 3)), 4) for d in s["distractor_cuis"] if d in names]
+    return out
+
+
+def _example_cell(cells: dict, tasks: tuple[str, ...]) -> str | None:
+    for task in tasks:
+        for cell in [f"{task}/en"] + sorted(cells):
+            if cell.startswith(task + "/") and cells.get(cell, {}).get("queries", 0) > 0:
+                return cell
+    return None
+
+
+def _front_matter(manifest: dict, licences: list[str], configs: list[dict]) -> list[str]:
+    langs = manifest["config"]["languages"]
+    total = sum(c["queries"] for c in manifest["cells"].values())
+    size = "n<1K" if total < 1000 else "1K<n<10K" if total < 10000 else "10K<n<100K"
+    lines = ["---", "license:"] + [f"- {l}" for l in licences]
+    if "other" in licences:
+        # the Hub asks a name and a link for a licence it does not list: the card's own table
+        lines += ["license_name: mmed-bench-ir-sources", "license_link: README.md"]
+    lines += ["language:"] + [f"- {l}" for l in langs]
+    lines += ["multilinguality:", "- multilingual", "- translation", "size_categories:", f"- {size}",
+              "task_categories:", "- text-retrieval", "task_ids:", "- document-retrieval",
+              f"pretty_name: MMed-Bench-IR {manifest['version']}",
+              "tags:", "- medical", "- umls", "- beir", "- mteb", "- cross-lingual"]
+    return lines + configs_yaml(configs) + ["---", ""]
+
+
+def _cells(manifest: dict) -> list[str]:
+    lines = ["## Cells", "", f"![Queries and documents per cell]({ASSETS}/counts.png)", "",
+             "| cell | queries | of which dev | documents | qrels | note |", "|---|---|---|---|---|---|"]
+    for cell, c in sorted(manifest["cells"].items()):
+        lines.append(f"| {cell} | {c['queries']} | {c.get('dev_queries', 0)} | {c['documents']} | {c['qrels']} | {c['realization']} |")
+    return lines + [""]
+
+
+def _provenance(manifest: dict) -> list[str]:
+    lines = ["## Provenance", "", f"![How each cell's queries were made]({ASSETS}/provenance.png)", "",
+             "`native`: written in the language; `terminology`: a vocabulary name in the language (cd); "
+             "`human-translated` / `machine-translated` / `machine-translated and verified`: from the translation memory, "
+             "after language, script, copy, length and number gates. Every query's `pivot_text` is its English text.", "",
+             "| cell | " + " | ".join(["native", "terminology", "human-translated", "machine-translated and verified",
+                                      "machine-translated"]) + " |", "|---" * 6 + "|"]
+    for cell, c in sorted(manifest["cells"].items()):
+        p = c["provenance"]
+        lines.append(f"| {cell} | " + " | ".join(str(p.get(k, 0)) for k in ("native", "terminology", "human-translated",
+                                                                            "machine-translated and verified", "machine-translated")) + " |")
+    return lines + [""]
+
+
+def _tiers(sims: dict[str, list[float]], distractors: int) -> list[str]:
+    lines = ["## Confusion-set tiers (cd)", "",
+             f"Each cd query names a target concept; its candidates are the target and {distractors} distractors at one tier: "
+             "easy (another semantic group or type, far in the hierarchy), medium (same type, no close common ancestor), "
+             "hard (hierarchy siblings, lexically closest first). The picture and table give the character-trigram "
+             "similarity of each distractor's name to its target's.", "",
+             f"![Target-distractor similarity by tier]({ASSETS}/tiers.png)", "",
+             "| tier | distractors | mean | median | min | max |", "|---|---|---|---|---|---|"]
+    for t in TIERS:
+        v = sims.get(t, [])
+        if v:
+            lines.append(f"| {t} | {len(v)} | {statistics.fmean(v):.3f} | {statistics.median(v):.3f} | {min(v):.3f} | {max(v):.3f} |")
+        else:
+            lines.append(f"| {t} | 0 | - | - | - | - |")
+    return lines + [""]
+
+
+def loading_snippets(version: str, cells: dict) -> dict[str, str]:
+    """Python snippets that load this release with datasets, MTEB and BEIR (tests/test_release_loaders.py runs them)."""
+    release = f"releases/{version}"
+    cell = _example_cell(cells, ("xqa", "evidence", "cd")) or "xqa/en"
+    cd = _example_cell(cells, ("cd",)) or "cd/en"
+    name, cd_name = cell.replace("/", "-"), cd.replace("/", "-")
+    return {
+        "datasets": f'''from datasets import load_dataset
+
+release = "{release}"  # this folder
+corpus = load_dataset(release, "{name}-corpus", split="test")
+queries = load_dataset(release, "{name}-queries", split="test")
+qrels = load_dataset(release, "{name}-qrels", split="test")
+candidates = load_dataset(release, "{cd_name}-top_ranked", split="test")  # cd: each query's confusion set
+print(len(corpus), len(queries), len(qrels), candidates[0]["corpus-ids"])''',
+        "mteb": f'''import mteb
+from sentence_transformers import SentenceTransformer
+
+from tasks.loaders.mteb_tasks import release_tasks  # ships with the mmedbench builder
+
+model = SentenceTransformer("intfloat/multilingual-e5-small")  # any embedding model
+tasks = release_tasks("{release}")  # MMedBenchIR-xqa, MMedBenchIR-cd (reranking), MMedBenchIR-evidence
+results = mteb.evaluate(model, tasks, cache=None)
+for task_result in results.task_results:
+    print(task_result.task_name, task_result.get_score())''',
+        "beir": f'''from beir.datasets.data_loader import GenericDataLoader
+
+corpus, queries, qrels = GenericDataLoader(data_folder="{release}/{cell}").load(split="test")
+print(len(corpus), len(queries), len(qrels))''',
+    }
+
+
+def _loading(manifest: dict) -> list[str]:
+    s = loading_snippets(manifest["version"], manifest["cells"])
+    return ["## Loading", "",
+            "Every cell is a BEIR folder, and every cell is also `datasets` configs in the layout MTEB's retrieval "
+            "loader reads: `<task>-<lang>-corpus`, `<task>-<lang>-queries`, `<task>-<lang>-qrels` "
+            "(splits `test`, and `dev` where configured) and, for cd, `cd-<lang>-top_ranked` (each query's candidates). "
+            "A cell or split without rows has no config: `datasets` cannot load an empty split.", "",
+            "With `datasets`:", "", "```python", s["datasets"], "```", "",
+            "With MTEB (one evaluation subset per cell; cd is scored as reranking of each query's confusion set):", "",
+            "```python", s["mteb"], "```", "",
+            "With BEIR:", "", "```python", s["beir"], "```", ""]
+
+
+def _dropped(report: dict) -> list[str]:
+    lines = ["## Dropped items", ""] + [f"- {reason}: {n}" for reason, n in sorted(report["dropped_by_reason"].items())]
+    if report["gate_rejections"]:
+        lines += ["", "Translation gate rejections:", ""] + [f"- {k}: {v}" for k, v in sorted(report["gate_rejections"].items())]
+    return lines + ["", "Every dropped item and its reason is in `build_report.json`.", ""]
+
+
+def _licences(rows: list[dict]) -> list[str]:
+    lines = ["## Sources and licences", "",
+             "The release is a derived work of these sources; each keeps its own terms.", "",
+             "| source | used for | licence |", "|---|---|---|"]
+    for r in rows:
+        lic = r["licence"]
+        text = f"[{lic.text}]({lic.url})" if lic.url else lic.text
+        lines.append(f"| {r['source']} | {r['use']} | {text} |")
+    return lines + [""]
+
+
+def release_bibtex(manifest: dict) -> str:
+    """The release's own BibTeX entry (the card's citation block; the MTEB tasks' citation)."""
+    version = manifest["version"]
+    key = "mmedbenchir_" + version.replace(".", "_").replace("-", "_")
+    return "\n".join([f"@misc{{{key},", "  title = {MMed-Bench-IR: a multilingual medical retrieval benchmark "
+                      "with zero concept overlap between cells},", f"  version = {{{version}}},",
+                      f"  note = {{build {manifest['build_id'][:12]}, mmedbench {manifest['code_version']}}}", "}"])
+
+
+def _citation(manifest: dict, rows: list[dict]) -> list[str]:
+    lines = ["## Citation", "", "```bibtex", release_bibtex(manifest), "```", ""]
+    refs = sorted({r["ref"] for r in rows if r["ref"]})
+    if refs:
+        lines += ["Please cite the sources too:", ""] + [f"- {r}" for r in refs] + [""]
+    return lines
 
 
 def write_card(manifest: dict, report: dict, out_dir: Path) -> None:
+    out_dir = Path(out_dir)
     cfg = manifest["config"]
-    langs = cfg["languages"]
-    lines = ["---", "license: other", "language:"] + [f"- {l}" for l in langs]
-    lines += ["task_categories:", "- text-retrieval", "tags:", "- medical", "- umls", "- beir", "- cross-lingual", "configs:"]
-    for cell in sorted(manifest["cells"]):
-        task, lang = cell.split("/")
-        lines += [f"- config_name: {task}-{lang}", "  data_files:",
-                  f"  - split: queries\n    path: {task}/{lang}/queries.jsonl",
-                  f"  - split: corpus\n    path: {task}/{lang}/corpus.jsonl"]
-    lines += ["---", "", f"# MMed-Bench-IR release {manifest['version']}", "",
+    cells = manifest["cells"]
+    files = {cell: loadable_files(out_dir / cell, cell.split("/")[0]) for cell in cells}
+    langs = sorted({c.split("/")[1] for c in cells}, key=lambda l: (cfg["languages"] + [l]).index(l))
+    sims = tier_similarities(out_dir, langs)
+    rows = licence_rows(cfg, manifest.get("sources_srl", {}))
+    assets = out_dir / ASSETS
+    counts_figure(cells, list(TASKS), langs, assets / "counts.png")
+    provenance_figure(cells, assets / "provenance.png")
+    tiers_figure(sims, assets / "tiers.png")
+
+    lines = _front_matter(manifest, hub_licence_ids(rows), hub_configs(files))
+    lines += [f"# MMed-Bench-IR release {manifest['version']}", "",
               "A multilingual medical retrieval benchmark in three tasks (cross-lingual QA retrieval `xqa`, "
               "concept discrimination `cd`, evidence retrieval `evidence`), each a BEIR folder per language. "
               "Every key concept (UMLS CUI) and every query belongs to exactly one cell (task x language); "
-              "`mmedbench audit` re-checks this and every other property from this folder alone.", "",
-              "## Cells", "", "| cell | queries | documents | qrels | provenance | note |", "|---|---|---|---|---|---|"]
-    for cell, c in sorted(manifest["cells"].items()):
-        prov = ", ".join(f"{k} {v}" for k, v in c["provenance"].items()) or "-"
-        lines.append(f"| {cell} | {c['queries']} | {c['documents']} | {c['qrels']} | {prov} | {c['realization']} |")
-    lines += ["", "## How queries were made", "",
-              "`native`: written in the language; `terminology`: a vocabulary atom in the language; "
-              "`human-translated` / `machine-translated` / `machine-translated and verified`: from the translation memory, "
-              "after language, script, copy, length and number gates.", "",
-              "## Dropped items", ""]
-    for reason, n in sorted(report["dropped_by_reason"].items()):
-        lines.append(f"- {reason}: {n}")
-    if report["gate_rejections"]:
-        lines += ["", "## Gate rejections", ""] + [f"- {k}: {v}" for k, v in sorted(report["gate_rejections"].items())]
-    lines += ["", "## Provenance", "", f"Built by mmedbench {manifest['code_version']} (build {manifest['build_id'][:12]}). "
+              "`mmedbench audit` re-checks this and every other property from this folder alone.", ""]
+    lines += _cells(manifest)
+    lines += _provenance(manifest)
+    lines += _tiers(sims, cfg["tasks"]["cd"]["distractors"])
+    results = out_dir / "evaluation" / "results.json"
+    if results.exists():  # `build --evaluate`: scored from this very folder, before the card
+        from tasks.evaluation.report import card_section
+
+        lines += card_section(results, manifest["build_id"]) + [""]
+    lines += _loading(manifest)
+    lines += _dropped(report)
+    lines += _licences(rows)
+    lines += _citation(manifest, rows)
+    lines += ["## Build", "", f"Built by mmedbench {manifest['code_version']} (build `{manifest['build_id'][:12]}`). "
               "Inputs and their sha256 are listed in `manifest.json`. Vocabulary strings come from sources at or below "
               f"UMLS restriction level {cfg['vocabulary']['max_srl']}.", ""]
     with atomic_write(out_dir / "README.md") as fh:

@@ -29,6 +29,7 @@ from common.jsonio import atomic_write, read_json_object, sha256_file
 from common.testhooks import hold
 from tasks.audit.stage import audit_release, report_markdown
 from tasks.release.card import write_card
+from tasks.release.hub import cell_splits, split_files, write_split_files
 from tasks.release.writers import file_entries, write_build_report, write_cells, write_confusion_sets
 from umls.rrf import read_rrf_table
 
@@ -73,6 +74,19 @@ def _merge_base(base: Path, tmp: Path, new_languages: list[str], counts: dict) -
             "added_languages": new_languages,
             "added_cells": sorted(f"{t}/{l}" for t in ("xqa", "cd", "evidence") for l in new_languages),
             "unchanged_cells": sorted(base_manifest["cells"])}
+
+
+def _write_split_files(tmp: Path, counts: dict, carried: set[str]) -> None:
+    """Per-split parquet files of every cell (the card's `datasets` configs). A cell carried over
+    from a base release keeps its files; only a base made before they existed gets them added."""
+    sets = [json.loads(l) for l in (tmp / "cd" / "confusion_sets.jsonl").read_text(encoding="utf-8").splitlines() if l]
+    for cell in sorted(counts):
+        task = cell.split("/")[0]
+        d = tmp / cell
+        if cell in carried:
+            if all((d / p).exists() for by_split in split_files(task, cell_splits(d)).values() for p in by_split.values()):
+                continue
+        write_split_files(d, task, [s for s in sets if s["lang"] == cell.split("/")[1]])
 
 
 def _published(final: Path, build_id: str) -> dict | None:
@@ -131,11 +145,24 @@ def _same_release(final: Path, build_id: str, files: dict) -> bool:
     return published is not None and published["files"] == files == file_entries(final)
 
 
+def evaluation_retrievers(loaded: LoadedConfig, extra: list[str] | None) -> tuple[list[str], list]:
+    """The build's retrievers: the config's (paths relative to it), then `--evaluate`'s."""
+    from tasks.evaluation.retrievers import parse_retrievers
+
+    listed = list(loaded.config.evaluation.retrievers)
+    added = [r for r in dict.fromkeys(extra or []) if r not in listed]
+    specs = (parse_retrievers(listed, loaded.base) if listed else []) + (parse_retrievers(added) if added else [])
+    return listed + added, specs
+
+
 def assemble_release(loaded: LoadedConfig, inputs: dict[str, Path], vocab: dict, src: dict, alloc: dict,
                      version: str, release_root: Path, base: Path | None = None, new_languages: list[str] | None = None,
+                     evaluate: list[str] | None = None, work_dir: str | None = None,
                      existed_at_start: bool | None = None) -> dict:
     """Write, audit and publish a release. With `base`, only `new_languages` are written from
-    the allocation; every other cell is the base release's, byte for byte.
+    the allocation; every other cell is the base release's, byte for byte. With retrievers
+    (config `evaluation.retrievers`, or `evaluate`), the release is scored before its card,
+    manifest and audit, so evaluation/ is listed, hashed and audited like every file.
 
     `existed_at_start`: whether `release_root/version` existed when the run began (the flow
     looks before its stages run). A release that appeared since is another run's: a
@@ -148,7 +175,7 @@ def assemble_release(loaded: LoadedConfig, inputs: dict[str, Path], vocab: dict,
         with _version_lock(release_root, version) as locked:
             _remove_stale(release_root, version, locked)
             return _write_and_publish(loaded, inputs, vocab, src, alloc, version, release_root, base,
-                                      new_languages, existed_at_start)
+                                      new_languages, evaluate, work_dir, existed_at_start)
     except OSError as exc:
         if is_disk_full(exc):
             raise disk_full(exc, f"writing release {version} (nothing was published)") from None
@@ -157,8 +184,9 @@ def assemble_release(loaded: LoadedConfig, inputs: dict[str, Path], vocab: dict,
 
 def _write_and_publish(loaded: LoadedConfig, inputs: dict[str, Path], vocab: dict, src: dict, alloc: dict,
                        version: str, release_root: Path, base: Path | None, new_languages: list[str] | None,
-                       existed_at_start: bool) -> dict:
+                       evaluate: list[str] | None, work_dir: str | None, existed_at_start: bool) -> dict:
     cfg = loaded.config
+    retrievers, specs = evaluation_retrievers(loaded, evaluate)
     final = release_root / version
     tmp = release_root / f".tmp-{version}-{os.getpid()}"
     if tmp.exists():
@@ -166,6 +194,7 @@ def _write_and_publish(loaded: LoadedConfig, inputs: dict[str, Path], vocab: dic
     tmp.mkdir()
     try:
         config_dump = cfg.model_dump(mode="json") | {"version": version}
+        config_dump["evaluation"]["retrievers"] = retrievers
         input_hashes = {rel: sha256_file(p) for rel, p in sorted(inputs.items())}
         cv = code_version()
         # the source fingerprint too: an uncommitted edit must not pass for the published build
@@ -197,6 +226,7 @@ def _write_and_publish(loaded: LoadedConfig, inputs: dict[str, Path], vocab: dic
         hold("release:written")  # tests only: stop with the cells written and nothing published
         for cell in counts:
             counts[cell]["realization"] = _realization_note(cell, counts, quotas[cell.split("/")[0]])
+        _write_split_files(tmp, counts, carried=set(changes["unchanged_cells"]) if changes else set())
         manifest = {
             "version": version, "build_id": build_id, "code_version": cv, "config": config_dump, "inputs": input_hashes,
             "languages": {l.code: l.model_dump(mode="json") for l in loaded.languages},
@@ -205,6 +235,12 @@ def _write_and_publish(loaded: LoadedConfig, inputs: dict[str, Path], vocab: dic
         }
         if changes is not None:
             manifest["changes"] = changes
+        if specs:
+            from tasks.evaluation.stage import ReleaseInfo, evaluate_release
+
+            info = ReleaseInfo(version, build_id, list(cfg.languages), sorted(counts), dict(loaded.registry))
+            evaluate_release(tmp, specs, tmp / "evaluation", cfg.evaluation.splits, info=info,
+                             cache_dir=Path(work_dir) / "embeddings" if work_dir else None)
         write_card(manifest, report, tmp)
         manifest["files"] = file_entries(tmp)
         with atomic_write(tmp / "manifest.json") as fh:

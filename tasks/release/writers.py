@@ -11,15 +11,14 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from common.jsonio import atomic_write, dumps, sha256_file
 from schemas.records import TASKS
+from tasks.allocation.concept_entries import concept_entry, entry_parts
 from common.parquet import write_parquet
 
 UNHASHED = {"manifest.json", "audit_report.json", "audit_report.md"}
-MAX_SYNONYMS = 8
 
 
 def split_of(item_id: str, dev_fraction: float) -> str:
@@ -43,14 +42,6 @@ def _write_qrels(path: Path, rows: list[tuple[str, str, int]]) -> None:
             fh.write(f"{q}\t{d}\t{s}\n")
 
 
-def concept_entry(cui: str, name: str, definition: str, synonyms: list[str]) -> dict:
-    syn = [s for s in synonyms if s.casefold() != name.casefold()][:MAX_SYNONYMS]
-    text = definition.strip()
-    if syn:
-        text = (text + " " if text else "") + "Synonyms: " + "; ".join(syn) + "."
-    return {"_id": cui, "title": name, "text": text or name}
-
-
 def write_cells(assignments: str, corpora: dict[str, str], vocab: dict[str, str], languages: list[str],
                 dev_fraction: float, out_dir: Path) -> dict[str, dict]:
     """Write every cell; return per-cell counts."""
@@ -58,14 +49,9 @@ def write_cells(assignments: str, corpora: dict[str, str], vocab: dict[str, str]
     by_cell: dict[tuple[str, str], list[dict]] = defaultdict(list)
     for r in rows:
         by_cell[(r["task"], r["lang"])].append(r)
-    concepts = pq.read_table(vocab["concepts"])
-    info = {c: (n, d) for c, n, d in zip(concepts["cui"].to_pylist(), concepts["name_en"].to_pylist(), concepts["definition"].to_pylist())}
-    atoms = pq.read_table(vocab["atoms"], columns=["cui", "lang", "str"])
-    en = atoms.filter(pc.equal(atoms["lang"], "en"))
-    synonyms: dict[str, list[str]] = defaultdict(list)
-    for c, s in zip(en["cui"].to_pylist(), en["str"].to_pylist()):
-        synonyms[c].append(s)
+    entries = entry_parts(pq.read_table(vocab["concepts"]), pq.read_table(vocab["atoms"], columns=["cui", "lang", "str"]))
     corpus_rows = {task: pq.read_table(p).to_pylist() for task, p in corpora.items()}
+    item_docs = {task: _item_documents(task, rows, corpus_rows.get(task, []), entries) for task in corpora}
     counts: dict[str, dict] = {}
     confusion = []
     for task in TASKS:
@@ -76,12 +62,15 @@ def write_cells(assignments: str, corpora: dict[str, str], vocab: dict[str, str]
                         "provenance": r["provenance"], "split": split_of(r["id"], dev_fraction)} for r in cell]
             if task == "cd":
                 cuis = sorted({c for r in cell for c in r["cuis"] + r["distractor_cuis"]})
-                docs = [concept_entry(c, info[c][0], info[c][1], synonyms[c]) for c in cuis]
+                # a target's entry withholds the cell's query for it (a synonym or the
+                # definition used as the query): no query is found by string matching
+                query_of = {r["cuis"][0]: r["text"] for r in cell}
+                docs = [concept_entry(entries[c], withheld=query_of.get(c)) for c in cuis]
                 qrels = sorted((r["id"], r["cuis"][0], 1) for r in cell)
                 confusion += [{"set_id": r["id"], "lang": lang, "tier": r["tier"], "target_cui": r["cuis"][0],
                                "distractor_cuis": sorted(r["distractor_cuis"])} for r in cell]
             else:
-                docs = [{"_id": p["id"], "title": p["title"], "text": p["text"]} for p in corpus_rows[task]]
+                docs = list(item_docs[task])
                 qrels = sorted((r["id"], pid, 1) for r in cell for pid in r["passage_ids"])
             queries.sort(key=lambda q: q["_id"])
             docs.sort(key=lambda x: x["_id"])
@@ -105,6 +94,18 @@ def write_cells(assignments: str, corpora: dict[str, str], vocab: dict[str, str]
             }
     write_confusion_sets(confusion, out_dir / "cd")
     return counts
+
+
+def _item_documents(task: str, rows: list[dict], passages: list[dict], entries: dict) -> list[dict]:
+    """The corpus every language's cell of an item task shares: the passages the sources
+    loaded for the task, plus the concept entries its placed items point to (gold passages
+    of multiple-choice items whose answers are concepts, and their hard negatives: the
+    other options' concepts). A concept entry's id is its CUI."""
+    docs = {p["id"]: {"_id": p["id"], "title": p["title"], "text": p["text"]} for p in passages}
+    cuis = sorted({c for r in rows if r["task"] == task for c in r["passage_ids"] + (r["distractor_cuis"] or []) if c not in docs})
+    for c in cuis:
+        docs[c] = concept_entry(entries[c])
+    return [docs[k] for k in sorted(docs)]
 
 
 def write_confusion_sets(rows: list[dict], cd_dir: Path) -> None:

@@ -13,6 +13,8 @@ from common.parquet import write_parquet
 ITEM_SCHEMA = pa.schema([
     ("id", pa.string()), ("task", pa.string()), ("lang", pa.string()), ("text", pa.string()), ("pivot", pa.string()),
     ("passage_ids", pa.list_(pa.string())),
+    # multiple-choice options of an item whose gold passages are its answers' concept entries
+    ("options", pa.list_(pa.struct([("text", pa.string()), ("pivot", pa.string()), ("correct", pa.bool_())]))),
 ])
 CORPUS_SCHEMA = pa.schema([("id", pa.string()), ("title", pa.string()), ("text", pa.string())])
 
@@ -46,6 +48,7 @@ def load_sources(sources: list[dict], background: list[dict], languages: list[st
                 # None for a non-English source with no English text: it stays in its language
                 "pivot": item.pivot if item.lang != "en" else item.text,
                 "passage_ids": sorted(p.id for p in item.passages),
+                "options": [o.model_dump() for o in item.options],
             }
             for p in item.passages:
                 add_passage(item.task, p.id, p.title, p.text, f"{path.name}:{item.id}")

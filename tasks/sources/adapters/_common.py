@@ -22,7 +22,7 @@ from common.errors import InputError
 from common.jsonio import check_surrogates, decode_text, json_problem, open_input
 from schemas.records import Passage, SourceItem
 
-MCQ_PASSAGE_STYLES = ("answer", "qa")
+MCQ_PASSAGE_STYLES = ("answer", "qa", "concept")
 ITEM_TASKS = ("xqa", "evidence")
 
 

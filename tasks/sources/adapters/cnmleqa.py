@@ -17,7 +17,7 @@ from tasks.sources.adapters._common import (
     ITEM_TASKS, MCQ_PASSAGE_STYLES, Record, UniqueIds, adapter, check_bool, check_choice, check_lang, is_nan,
     iter_json_array, make_item, question_with_choices, require_file,
 )
-from tasks.sources.adapters.mcq import answer_passage
+from tasks.sources.adapters.mcq import answer_passage, choice_options
 
 TAG_FIELDS = ("disease or diagnosis", "symptom or sign", "medication", "laboratory examination", "surgery")
 NO_TAG = "无"
@@ -88,8 +88,9 @@ def read_cnmleqa(path: Path, languages: set[str], *, task: str = "xqa", passage:
     """CNMLEQA -> Chinese SourceItems (id `cnmleqa-<id>`, pivot None).
 
     Options: task; passage ("answer": the correct option's text, then the record's
-    `explanation` when it has one, the default; "qa": the question first); with_choices
-    (append the lettered options to the question).
+    `explanation` when it has one, the default; "qa": the question first; "concept": the
+    options as `options`, the correct one's concept entry is the gold passage, see
+    `SourceItem`); with_choices (append the lettered options to the question).
     """
     check_choice(path, "task", task, ITEM_TASKS)
     check_choice(path, "passage", passage, MCQ_PASSAGE_STYLES)
@@ -102,5 +103,10 @@ def read_cnmleqa(path: Path, languages: set[str], *, task: str = "xqa", passage:
         explanation = rec.text("explanation", required=False) or ""
         _tags(rec)  # malformed tags are malformed records too
         text = question_with_choices(question, [(k[2:].upper(), v) for k, v in opts.items()]) if with_choices else question
+        if passage == "concept":
+            keys = list(opts)
+            options = choice_options([opts[k] for k in keys], [keys.index(rec.text("answer"))])
+            yield make_item(rec, path, rec.line, id=item_id, task=task, lang="zh", text=text, pivot=None, options=options)
+            continue
         doc = answer_passage("cnmleqa-doc", passage, question, [answer], explanation)
         yield make_item(rec, path, rec.line, id=item_id, task=task, lang="zh", text=text, pivot=None, passages=[doc])

@@ -13,7 +13,7 @@ from tasks.sources.adapters._common import (
     ITEM_TASKS, MCQ_PASSAGE_STYLES, Record, adapter, check_bool, check_choice, check_lang, iter_json_array, make_item,
     question_with_choices, source_files,
 )
-from tasks.sources.adapters.mcq import answer_keys, answer_passage
+from tasks.sources.adapters.mcq import answer_keys, answer_passage, choice_options
 
 ID_CHARS = 16  # the source's ids are 64-hex sha256 digests; 16 are plenty (collisions are checked)
 
@@ -25,7 +25,9 @@ def read_frenchmedmcqa(path: Path, languages: set[str], *, task: str = "xqa", pa
 
     `path`: the corpus folder (every *.json in it) or one split file.
     Options: task; passage ("answer": the correct answers' texts, joined by "; ", the default;
-    "qa": the question first); with_choices (append the lettered answers to the question).
+    "qa": the question first; "concept": the answers as `options`, the correct ones' concept
+    entries are the gold passages, see `SourceItem`); with_choices (append the lettered
+    answers to the question).
     A record repeated verbatim (same id, same content: one such pair exists in train.json)
     is read once; the same id with different content is an error.
     """
@@ -49,6 +51,11 @@ def read_frenchmedmcqa(path: Path, languages: set[str], *, task: str = "xqa", pa
             answers = rec.text_map("answers")
             keys = answer_keys(rec, "correct_answers", answers)
             text = question_with_choices(question, list(answers.items())) if with_choices else question
+            if passage == "concept":
+                order = list(answers)
+                options = choice_options([answers[k] for k in order], [order.index(k) for k in keys])
+                yield make_item(rec, file, line_no, id=item_id, task=task, lang="fr", text=text, pivot=None, options=options)
+                continue
             doc = answer_passage("frenchmedmcqa-doc", passage, question, [answers[k] for k in keys])
             yield make_item(rec, file, line_no, id=item_id, task=task, lang="fr", text=text, pivot=None, passages=[doc])
 

@@ -14,12 +14,12 @@ from pathlib import Path
 
 from common.errors import InputError
 from common.jsonio import read_jsonl
-from schemas.records import SourceItem
+from schemas.records import Option, SourceItem
 from tasks.sources.adapters._common import (
     ITEM_TASKS, MCQ_PASSAGE_STYLES, Record, UniqueIds, adapter, check_bool, check_choice, check_lang, make_item,
     question_with_choices, require_file, source_files,
 )
-from tasks.sources.adapters.mcq import answer_passage
+from tasks.sources.adapters.mcq import answer_passage, choice_options
 
 PROBLEM_ID = re.compile(r"^(\d{3})([A-Z])(\d+)$")
 EXAM_YEAR_OFFSET = 1906  # the 112th exam was held in 2018
@@ -41,16 +41,16 @@ def _translations(path: Path) -> dict[str, tuple[int, str, list[str]]]:
     return out
 
 
-def _correct(rec: Record, choices: list[str], choices_en: list[str]) -> tuple[list[str], list[str]]:
-    """Correct choices as (Japanese, English) texts.
+def _correct(rec: Record, choices: list[str], choices_en: list[str]) -> tuple[list[str], list[str], list[int]]:
+    """Correct choices as (Japanese, English) texts and their indices.
 
     `answer` is a list of choice letters ("a".."e", more for long lists; "a or d" when either
     counts); questions without choices (calculations) have the value itself as the answer.
     """
     answer = rec.text_list("answer")
     if not choices:
-        return answer, answer
-    ja, en = [], []
+        return answer, answer, []
+    ja, en, idx = [], [], []
     for i, raw in enumerate(answer):
         for letter in re.split(r"\s+or\s+", unicodedata.normalize("NFKC", raw).strip().lower()):
             if not re.fullmatch(r"[a-z]", letter):
@@ -64,7 +64,8 @@ def _correct(rec: Record, choices: list[str], choices_en: list[str]) -> tuple[li
             if jtext not in ja:
                 ja.append(jtext)
                 en.append(etext)
-    return ja, en
+                idx.append(k)
+    return ja, en, idx
 
 
 @adapter
@@ -74,7 +75,9 @@ def read_igakuqa(path: Path, languages: set[str], *, task: str = "xqa", passage:
 
     `path`: IgakuQA's data folder (every year below it), one year's folder, or one question file.
     Options: task ("xqa" | "evidence"); passage ("qa": English question + "Answer: " +
-    correct choice(s), the default; "answer": the English correct choice(s) only);
+    correct choice(s), the default; "answer": the English correct choice(s) only; "concept":
+    no passage text, the choices as options (Japanese, with their English as pivots), the
+    correct ones' concept entries become the gold passages at grounding);
     with_choices (append the lettered choices to the question and, in English, to the pivot);
     text_only (skip questions that need a figure, i.e. text_only is false).
     """
@@ -105,7 +108,7 @@ def read_igakuqa(path: Path, languages: set[str], *, task: str = "xqa", passage:
             tline, question_en, choices_en = english[pid]
             if len(choices_en) != len(choices):
                 raise InputError(tfile, f"{len(choices_en)} English choices for {len(choices)} in {qfile.name}", line=tline, field="choices_en")
-            ja_answers, en_answers = _correct(rec, choices, choices_en)
+            ja_answers, en_answers, correct = _correct(rec, choices, choices_en)
             if text_only and not only_text:
                 continue
             item_id = f"igakuqa-{int(m.group(1)) + EXAM_YEAR_OFFSET}-{m.group(2)}-{int(m.group(3))}"
@@ -115,6 +118,18 @@ def read_igakuqa(path: Path, languages: set[str], *, task: str = "xqa", passage:
                 letters = [chr(ord("a") + i) for i in range(len(choices))]
                 text = question_with_choices(question, list(zip(letters, choices)))
                 pivot = question_with_choices(question_en, list(zip(letters, choices_en)))
+            if passage == "concept":
+                # an answer without choices (a calculated value) is its own option; it names no
+                # concept, so grounding drops the item with that reason
+                # a choice that is a bare letter, or empty (the options are laid out in a table
+                # of the question), is that letter in both languages
+                letters = [c if len(unicodedata.normalize("NFKC", c).strip()) > 1 else unicodedata.normalize("NFKC", c).strip() or chr(ord("a") + i)
+                           for i, c in enumerate(choices)]
+                choices_pivot = [e if len(j) > 1 else j for j, e in zip(letters, choices_en)]
+                options = (choice_options(letters, correct, choices_pivot) if choices
+                           else [Option(text=a, pivot=a, correct=True) for a in ja_answers])
+                yield make_item(rec, qfile, line_no, id=item_id, task=task, lang="ja", text=text, pivot=pivot, options=options)
+                continue
             if passage == "answer" and not any(a.strip() for a in en_answers):
                 continue  # the answer is a bare letter (choices in a table): no answer text to retrieve
             doc = answer_passage("igakuqa-doc", passage, question_en, en_answers, label="Answer: ")

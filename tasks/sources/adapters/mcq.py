@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import re
 
-from schemas.records import Passage
+from schemas.records import Option, Passage
 from tasks.sources.adapters._common import Record, content_passage
 
 
@@ -52,3 +52,14 @@ def answer_passage(prefix: str, style: str, question: str, answers: list[str], e
     if style == "qa":
         body = f"{question}\n{label}{body}"
     return content_passage(prefix, body)
+
+
+def choice_options(texts: list[str], correct: list[int], pivots: list[str] | None = None) -> list[Option]:
+    """The choices as `Option`s (passage style "concept"): the correct ones flagged, empty
+    choices left out (they name nothing). `pivots`: the choices' English texts, if any."""
+    out = []
+    for i, text in enumerate(texts):
+        pivot = (pivots[i].strip() or None) if pivots else None
+        if text.strip():
+            out.append(Option(text=text.strip(), pivot=pivot, correct=i in correct))
+    return out

@@ -17,7 +17,7 @@ from schemas.records import SourceItem
 from tasks.sources.adapters._common import (
     ITEM_TASKS, MCQ_PASSAGE_STYLES, Record, UniqueIds, adapter, check_bool, check_choice, check_lang, make_item, question_with_choices,
 )
-from tasks.sources.adapters.mcq import answer_keys, answer_passage, option_key
+from tasks.sources.adapters.mcq import answer_keys, answer_passage, choice_options, option_key
 
 # MMedBench names its files by language (English.jsonl, Chinese.jsonl, ...) and some
 # derived files carry the English name in a field: both map to the registry's codes.
@@ -77,7 +77,9 @@ def read_mmedbench_jsonl(path: Path, languages: set[str], *, task: str = "xqa", 
     field; default: from the file name, e.g. Japanese.jsonl -> ja); require_pivot (default
     true: a non-English record must carry `question_en`, else it is an error; false: such
     records are yielded with pivot=None); with_choices (append the lettered options to the
-    question); passage ("answer": the answer text(s) and rationale; "qa": the question first).
+    question); passage ("answer": the answer text(s) and rationale; "qa": the question first;
+    "concept": the options as `options`, the correct ones' concept entries are the gold
+    passages, see `SourceItem`).
     """
     check_choice(path, "task", task, ITEM_TASKS)
     check_choice(path, "passage", passage, MCQ_PASSAGE_STYLES)
@@ -116,5 +118,10 @@ def read_mmedbench_jsonl(path: Path, languages: set[str], *, task: str = "xqa", 
         item_id = f"mmedbench-{code}-{key}"
         ids.claim(item_id, path, line_no, "id")
         text = question_with_choices(question, list(options.items())) if with_choices else question
+        if passage == "concept":
+            texts = list(options.values()) + [a for a in answers if a not in options.values()]
+            choices = choice_options(texts, [i for i, t in enumerate(texts) if t in answers])
+            yield make_item(rec, path, line_no, id=item_id, task=task, lang=code, text=text, pivot=pivot, options=choices)
+            continue
         yield make_item(rec, path, line_no, id=item_id, task=task, lang=code, text=text, pivot=pivot,
                         passages=[answer_passage("mmedbench-doc", passage, question, answers, rationale)])

@@ -1,0 +1,55 @@
+"""`mmedbench evaluate` (a Typer command function, registered in mmedbench/cli.py).
+
+Scores a release with BM25 and/or dense retrievers; writes results.json, results.md, TREC
+runs and qrels, and pictures. A user's mistake (no release, a model path that is not a
+local model, an unknown split) prints one line `error: ...` and exits 2. Never imports
+Prefect; never downloads.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import List
+
+import typer
+
+from common.errors import InputError
+
+
+def _fail(message: str, code: int = 2) -> None:
+    typer.echo(f"error: {message}", err=True)
+    raise typer.Exit(code)
+
+
+def evaluate(
+    release: Path = typer.Argument(..., help="A release folder, e.g. releases/0.1.0"),
+    retriever: List[str] = typer.Option(["bm25"], "--retriever", "-r",
+                                        help="bm25, dense:MODEL_DIR or dense:NAME=MODEL_DIR (a local sentence-transformers "
+                                             "model folder; nothing downloads). Repeat for several."),
+    split: List[str] = typer.Option(["test"], "--split", help="Split to score: test or dev. Repeat for both."),
+    out: Path = typer.Option(Path("results"), "--out", "-o", help="Results folder (results.json, results.md, runs/, qrels/, figures/)."),
+    cache_dir: Path = typer.Option(Path(".mmedbench-cache/embeddings"), "--cache-dir",
+                                   help="Cache of dense embeddings, by content hash."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress lines."),
+) -> None:
+    """Score a release with retrievers: nDCG@10, Recall@100, MRR@10 per cell, tiers, gaps, runs, pictures."""
+    from tasks.evaluation.retrievers import parse_retrievers
+    from tasks.evaluation.stage import evaluate_release, release_info
+
+    try:
+        info = release_info(release)
+        if out.resolve().is_relative_to(release.resolve()):
+            raise InputError(out, "is inside the release folder; a published release is never modified (choose another --out)")
+        specs = parse_retrievers(retriever)
+        progress = None if quiet else (lambda m: typer.echo(m, err=True))
+        res = evaluate_release(release, specs, out, split, info=info, cache_dir=cache_dir, progress=progress)
+    except InputError as exc:
+        _fail(str(exc))
+    except OSError as exc:
+        _fail(f"{exc.filename or release}: {exc.strerror or exc}")
+    filled = sum(1 for c in res.cells if c.metrics is not None)
+    typer.echo(f"evaluated release {res.release} with {', '.join(r.name for r in res.retrievers)}: "
+               f"{filled} scored cell-splits, {len(res.cells) - filled} empty; results in {out}/results.md")
+    for m in res.macro:
+        if m.over == "task":
+            typer.echo(f"  {m.retriever:24s} {m.split:4s} {m.key:9s} nDCG@10={m.metrics.ndcg_at_10:.3f} "
+                       f"Recall@100={m.metrics.recall_at_100:.3f} MRR@10={m.metrics.mrr_at_10:.3f} ({len(m.cells)} cells)")

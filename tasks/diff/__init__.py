@@ -1,0 +1,1 @@
+"""Release diff: what changed between two release folders (cells, rows, qrels, configuration, inputs). Used by `mmedbench diff` and `add-language`."""

@@ -1,0 +1,1 @@
+"""A published release as the tools people use read it: MTEB tasks over a local release folder (mteb_tasks.py). `datasets` and BEIR need nothing from here: the card's configs and the BEIR cell folders are enough."""

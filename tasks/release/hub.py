@@ -1,0 +1,108 @@
+"""The release as Hugging Face `datasets` configs, in the layout MTEB's retrieval loader reads.
+
+For every cell `<task>/<lang>` the card declares
+
+    <task>-<lang>-corpus      corpus.parquet                       (the same corpus for every split)
+    <task>-<lang>-queries     queries/<split>.parquet              _id, text, lang, cuis, pivot_text, provenance, split
+    <task>-<lang>-qrels       qrels/<split>.parquet                query-id, corpus-id, score
+    cd-<lang>-top_ranked      top_ranked/<split>.parquet           query-id, corpus-ids (the set's target + distractors)
+
+with splits `test`, and `dev` where the cell has `qrels/dev.tsv`. These per-split files are
+derived from the cell's BEIR files (queries.jsonl, qrels/<split>.tsv) and the confusion sets,
+so they can be (re)made for any cell folder, including one carried over from an older
+release; BEIR's own files are left exactly as they are.
+
+`datasets` cannot load a split without rows ("corresponds to no data"), so a config lists only
+the splits whose file has rows, and a config with none is left out: an empty cell (real data
+offline, `allow_empty_cells`) has no configs, and the card's cell table says it is empty.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from common.parquet import write_parquet
+
+SPLITS = ("test", "dev")
+QUERY_SCHEMA = pa.schema([("_id", pa.string()), ("text", pa.string()), ("lang", pa.string()), ("cuis", pa.list_(pa.string())),
+                          ("pivot_text", pa.string()), ("provenance", pa.string()), ("split", pa.string())])
+QREL_SCHEMA = pa.schema([("query-id", pa.string()), ("corpus-id", pa.string()), ("score", pa.int64())])
+TOP_RANKED_SCHEMA = pa.schema([("query-id", pa.string()), ("corpus-ids", pa.list_(pa.string()))])
+KINDS = ("corpus", "queries", "qrels", "top_ranked")
+
+
+def cell_splits(cell_dir: Path) -> list[str]:
+    """The splits a cell has: those with a qrels/<split>.tsv, test first."""
+    return [s for s in SPLITS if (Path(cell_dir) / "qrels" / f"{s}.tsv").exists()]
+
+
+def split_files(task: str, splits: list[str]) -> dict[str, dict[str, str]]:
+    """kind -> split -> path inside the cell folder."""
+    out = {"corpus": {s: "corpus.parquet" for s in splits},
+           "queries": {s: f"queries/{s}.parquet" for s in splits},
+           "qrels": {s: f"qrels/{s}.parquet" for s in splits}}
+    if task == "cd":
+        out["top_ranked"] = {s: f"top_ranked/{s}.parquet" for s in splits}
+    return out
+
+
+def _jsonl(path: Path) -> list[dict]:
+    with path.open(encoding="utf-8") as fh:
+        return [json.loads(line) for line in fh if line.strip()]
+
+
+def write_split_files(cell_dir: Path, task: str, confusion_sets: list[dict]) -> list[str]:
+    """Write a cell's per-split queries, qrels and (cd) top_ranked files; return its splits."""
+    cell_dir = Path(cell_dir)
+    splits = cell_splits(cell_dir)
+    queries = _jsonl(cell_dir / "queries.jsonl")
+    candidates = {s["set_id"]: sorted({s["target_cui"], *s["distractor_cuis"]}) for s in confusion_sets}
+    for split in splits:
+        rows = [{k: q.get(k) for k in QUERY_SCHEMA.names} for q in queries if q["split"] == split]
+        write_parquet(pa.Table.from_pylist(rows, schema=QUERY_SCHEMA), cell_dir / "queries" / f"{split}.parquet")
+        lines = (cell_dir / "qrels" / f"{split}.tsv").read_text(encoding="utf-8").splitlines()[1:]
+        qrels = [line.split("\t") for line in lines if line]
+        write_parquet(pa.table({"query-id": [q[0] for q in qrels], "corpus-id": [q[1] for q in qrels],
+                                "score": pa.array([int(q[2]) for q in qrels], pa.int64())}, schema=QREL_SCHEMA),
+                      cell_dir / "qrels" / f"{split}.parquet")
+        if task == "cd":
+            ranked = [{"query-id": r["_id"], "corpus-ids": candidates[r["_id"]]} for r in rows]
+            write_parquet(pa.Table.from_pylist(ranked, schema=TOP_RANKED_SCHEMA), cell_dir / "top_ranked" / f"{split}.parquet")
+    return splits
+
+
+def loadable_files(cell_dir: Path, task: str) -> dict[str, dict[str, str]]:
+    """kind -> split -> path of a cell's per-split files that have rows (what `datasets` can load)."""
+    cell_dir = Path(cell_dir)
+    out: dict[str, dict[str, str]] = {}
+    for kind, by_split in split_files(task, cell_splits(cell_dir)).items():
+        rows = {s: p for s, p in by_split.items() if (cell_dir / p).exists() and pq.ParquetFile(cell_dir / p).metadata.num_rows > 0}
+        if rows:
+            out[kind] = rows
+    return out
+
+
+def hub_configs(cells: dict[str, dict[str, dict[str, str]]]) -> list[dict]:
+    """The card's `configs:` entries, for cells given as `task/lang` -> kind -> split -> path (sorted by name)."""
+    configs = []
+    for cell in sorted(cells):
+        task, lang = cell.split("/")
+        for kind in KINDS:
+            by_split = cells[cell].get(kind)
+            if by_split:
+                configs.append({"config_name": f"{task}-{lang}-{kind}",
+                                "data_files": [{"split": s, "path": f"{cell}/{p}"} for s, p in by_split.items()]})
+    return configs
+
+
+def configs_yaml(configs: list[dict]) -> list[str]:
+    """YAML lines of a `configs:` block (the values are plain names and paths: no quoting needed)."""
+    lines = ["configs:"]
+    for c in configs:
+        lines += [f"- config_name: {c['config_name']}", "  data_files:"]
+        for f in c["data_files"]:
+            lines += [f"  - split: {f['split']}", f"    path: {f['path']}"]
+    return lines

@@ -1,0 +1,55 @@
+"""The sample release evaluated end to end, and a build that evaluates itself."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from schemas.results import EvaluationResults
+from tasks.audit.stage import audit_release
+from tasks.evaluation.metrics import per_query
+from tasks.evaluation.runs import read_qrels, read_run
+from tasks.evaluation.stage import evaluate_release
+from tests.conftest import SAMPLE_CONFIG
+
+pytestmark = pytest.mark.slow
+
+
+def test_the_sample_release_is_scored_in_all_18_cells(sample_build, tmp_path):
+    res = evaluate_release(sample_build["release"], ["bm25"], tmp_path / "res")
+    filled = [c for c in res.cells if c.metrics is not None]
+    assert len(filled) == 18 and all(c.queries > 0 for c in filled)
+    assert sorted((m.over, m.key) for m in res.macro) == sorted(
+        [("task", t) for t in ("xqa", "cd", "evidence")] + [("lang", l) for l in ("en", "zh", "ja", "fr", "ru", "es")])
+    assert {(t.lang, t.tier) for t in res.tiers} == {(l, t) for l in ("en", "zh", "ja", "fr", "ru", "es")
+                                                     for t in ("easy", "medium", "hard")}
+    assert len(res.gaps) == 15
+    for c in filled:  # re-scored from the files alone, as trec_eval -c would
+        per_q = per_query(read_qrels(tmp_path / "res" / "qrels" / f"{c.task}-{c.lang}.test.qrels"),
+                          read_run(tmp_path / "res" / c.run))
+        assert round(sum(v["ndcg_at_10"] for v in per_q.values()) / len(per_q), 6) == c.metrics.ndcg_at_10
+
+
+def test_a_build_that_evaluates_itself_shows_the_table_on_its_card(sample_build, tmp_path):
+    from flows.build_release import build_release_flow
+
+    result = build_release_flow(str(SAMPLE_CONFIG), release_dir=str(tmp_path / "releases"),
+                                work_dir=str(sample_build["base"] / "work"), evaluate=["bm25"])
+    assert "error" not in result, result
+    release = tmp_path / "releases" / "0.1.0"
+    manifest = json.loads((release / "manifest.json").read_text())
+    assert manifest["config"]["evaluation"]["retrievers"] == ["bm25"]
+    assert "evaluation/results.json" in manifest["files"] and "evaluation/runs/bm25/cd-ja.trec" in manifest["files"]
+    inside = EvaluationResults.model_validate_json((release / "evaluation" / "results.json").read_text())
+    assert inside.build_id == manifest["build_id"]
+    card = (release / "README.md").read_text()
+    table = card.split("## Retrieval baselines", 1)[1].split("## Provenance")[0]
+    xqa = next(m for m in inside.macro if (m.over, m.key) == ("task", "xqa"))
+    assert f"| {xqa.metrics.ndcg_at_10:.3f} |" in table.split("| xqa |")[1].splitlines()[0]
+    assert audit_release(release).passed
+    # anyone re-evaluating the published release gets the very bytes the card was made from
+    again = tmp_path / "again"
+    evaluate_release(release, ["bm25"], again)
+    assert (again / "results.json").read_bytes() == (release / "evaluation" / "results.json").read_bytes()
+    # and a card never shows a table from another build
+    assert "## Retrieval baselines" not in (sample_build["release"] / "README.md").read_text()

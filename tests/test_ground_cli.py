@@ -1,0 +1,114 @@
+"""`mmedbench ground` reads the configured vocabulary through the build's own reader, for
+either format: a UMLS release (rrf) or Disease Ontology + HPO (obo), where a language comes
+from a table beside the others (here German, written by the test)."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from mmedbench.cli import app
+from tests.conftest import ROOT, require_shared
+from tests.test_obo_vocabulary import BABELON_DE, write_data
+
+
+def _config(tmp_path: Path, fmt: str, vocab: Path, languages: list[str]) -> Path:
+    path = tmp_path / f"{fmt}.toml"
+    path.write_text(f'''version = "0.1.0"
+seed = 1
+languages = {json.dumps(languages)}
+registry = "{ROOT}/configs/languages.toml"
+work_dir = "{tmp_path}/work"
+
+[vocabulary]
+format = "{fmt}"
+path = "{vocab}"
+
+[[sources]]
+format = "sample-jsonl"
+path = "{ROOT}/sources/sample/xqa.jsonl"
+
+[tasks.xqa]
+quota = 1
+[tasks.evidence]
+quota = 1
+[tasks.cd]
+quota = 1
+''', encoding="utf-8")
+    return path
+
+
+def _ground(config: Path, lang: str, text: str):
+    res = CliRunner().invoke(app, ["ground", "--lang", lang, "--config", str(config)], input=text + "\n")
+    if res.exception is not None and not isinstance(res.exception, SystemExit):
+        raise res.exception
+    return res.exit_code, res.output
+
+
+def test_ground_an_obo_vocabulary_with_a_language_added_by_a_table(tmp_path):
+    data = write_data(tmp_path / "data")
+    (data / "hpo" / "hp-de.babelon.tsv").write_text(BABELON_DE, encoding="utf-8")
+    config = _config(tmp_path, "obo", data, ["en", "fr", "de"])
+    code, out = _ground(config, "de", "Seit Tagen Glitzerfieber.")
+    assert code == 0, out
+    assert json.loads(out) == {"mentions": [{"start": 11, "end": 24, "text": "Glitzerfieber", "cui": "C9000001", "score": 1.0}]}
+    code, out = _ground(config, "fr", "Une fièvre scintillante.")
+    assert code == 0, out
+    assert [m["cui"] for m in json.loads(out)["mentions"]] == ["C9000001"]
+
+
+def test_ground_an_rrf_vocabulary(tmp_path):
+    config = _config(tmp_path, "rrf", ROOT / "umls" / "sample", ["en", "fr"])
+    code, out = _ground(config, "en", "Chronic hypertension.")
+    assert code == 0, out
+    assert [m["cui"] for m in json.loads(out)["mentions"]] == ["C0020538"]
+
+
+def test_ground_a_missing_vocabulary_folder_is_one_line(tmp_path):
+    config = _config(tmp_path, "obo", tmp_path / "nowhere", ["en"])
+    code, out = _ground(config, "en", "x")
+    assert code == 2
+    assert out.strip().startswith("error: ") and "vocabulary folder" in out and len(out.strip().splitlines()) == 1
+
+
+@pytest.mark.shared
+@pytest.mark.slow
+def test_ground_with_the_real_data_config_in_every_language(tmp_path):
+    """configs/shared-real.toml (an obo vocabulary) grounds in all six languages; Russian has no
+    HPO table, so it finds nothing, without an error."""
+    data = require_shared("hpo", "hp.obo").parents[1]
+    text = (ROOT / "configs" / "shared-real.toml").read_text(encoding="utf-8")
+    text = text.replace('"../../shared/data', f'"{data}').replace('registry = "languages.toml"', f'registry = "{ROOT}/configs/languages.toml"')
+    text = text.replace('work_dir = "../.mmedbench-cache"', f'work_dir = "{tmp_path}/work"')
+    config = tmp_path / "shared-real.toml"
+    config.write_text(text, encoding="utf-8")
+    texts = {"en": "Chronic hypertension.", "zh": "患者有高血压。", "ja": "患者は高血圧である。",
+             "fr": "Une hypertension artérielle.", "es": "Tiene hipertensión arterial.", "ru": "Артериальная гипертензия."}
+    for lang, sentence in texts.items():
+        code, out = _ground(config, lang, sentence)
+        assert code == 0, (lang, out)
+        cuis = [m["cui"] for m in json.loads(out)["mentions"]]
+        if lang == "ru":
+            assert cuis == []
+        else:
+            assert "C0020538" in cuis, (lang, cuis)  # hypertension
+
+
+def test_a_second_cache_root_in_one_process_finds_its_stopwords(tmp_path, monkeypatch):
+    """NLTK binds its stopwords reader to the first root it read: grounding German with a new
+    cache root after English with another (ground after a build, in one process) must still
+    find the German list."""
+    import nltk
+    from nltk.corpus.reader import StopwordsCorpusReader
+    from nltk.corpus.util import LazyCorpusLoader
+
+    from tasks.grounding.quickumls_index import _ensure_nltk_stopwords
+
+    monkeypatch.setattr(nltk.data, "path", list(nltk.data.path))
+    monkeypatch.setattr(nltk.corpus, "stopwords", LazyCorpusLoader("stopwords", StopwordsCorpusReader, r"(?!README|\.).*", encoding="utf8"))
+    _ensure_nltk_stopwords(tmp_path / "a", {"english": "en"})
+    assert "the" in nltk.corpus.stopwords.words("english")
+    _ensure_nltk_stopwords(tmp_path / "b", {"english": "en", "german": "de"})
+    assert "und" in nltk.corpus.stopwords.words("german")

@@ -1,0 +1,80 @@
+"""The audit's tier check measures retrieval difficulty: BM25 within-set accuracy@1 must
+fall from easy to medium to hard beyond noise in every same-script cd cell it can measure."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from schemas.config import load_registry
+from tasks.audit.checks import TIER_MIN_SETS, Release, check_tiers
+
+ROOT = Path(__file__).resolve().parent.parent
+REGISTRY = load_registry(ROOT / "configs" / "languages.toml")
+
+
+def _write_cell(root: Path, sets: list[tuple[str, str, str, list[str]]]) -> None:
+    """sets: (tier, query, target text, distractor texts); every concept gets its own entry."""
+    d = root / "cd" / "en"
+    (d / "qrels").mkdir(parents=True)
+    corpus, queries, qrels, confusion = [], [], [], []
+    for i, (tier, query, target, distractors) in enumerate(sets):
+        t = f"C{i:03d}0000"
+        ds = [f"C{i:03d}{j:04d}" for j in range(1, len(distractors) + 1)]
+        corpus += [{"_id": t, "title": target, "text": target}] + [{"_id": c, "title": x, "text": x} for c, x in zip(ds, distractors)]
+        sid = f"cd-en-{t}"
+        queries.append({"_id": sid, "text": query, "lang": "en", "cuis": [t]})
+        qrels.append(f"{sid}\t{t}\t1")
+        confusion.append({"set_id": sid, "lang": "en", "tier": tier, "target_cui": t, "distractor_cuis": ds})
+    for name, rows in (("corpus.jsonl", corpus), ("queries.jsonl", queries)):
+        (d / name).write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (d / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\n" + "\n".join(qrels) + "\n")
+    (root / "cd" / "confusion_sets.jsonl").write_text("".join(json.dumps(r) + "\n" for r in confusion))
+    (root / "manifest.json").write_text(json.dumps({"cells": {"cd/en": {}}}))
+
+
+def _sets(n: int, ordered: bool) -> list:
+    out = []
+    for i in range(n):
+        w = f"word{i}"
+        # easy: nothing else shares the query's words; hard: a distractor matches them
+        # better than the target does; medium alternates between the two
+        easy = ("easy", f"{w} alpha", f"{w} alpha target", ["zulu yankee", "xray victor", "uniform tango"])
+        hard = ("hard", f"{w} alpha", f"{w} target", [f"{w} alpha {w} alpha", "xray victor", "uniform tango"])
+        medium = ("medium", f"{w} alpha", f"{w} alpha target", [f"{w} other", "xray victor", "uniform tango"]) if i % 2 \
+            else ("medium", f"{w} alpha", f"{w} target", [f"{w} alpha {w} alpha", "xray victor", "uniform tango"])
+        out += [easy, medium, hard] if ordered else [easy, ("medium", *easy[1:]), ("hard", *easy[1:])]
+    return out
+
+
+def test_ordered_tiers_pass_with_their_accuracies(tmp_path):
+    _write_cell(tmp_path, _sets(TIER_MIN_SETS, ordered=True))
+    check, stats = check_tiers(Release(tmp_path), REGISTRY)
+    per = stats["bm25_within_set"]["cd/en"]
+    assert {t: (per[t]["n"], per[t]["accuracy"]) for t in per} == {"easy": (30, 1.0), "medium": (30, 0.5), "hard": (30, 0.0)}
+    assert [f for f in check.failures if "BM25" in f] == []
+
+
+def test_flat_tiers_fail_beyond_noise(tmp_path):
+    _write_cell(tmp_path, _sets(TIER_MIN_SETS, ordered=False))
+    check, stats = check_tiers(Release(tmp_path), REGISTRY)
+    assert not check.passed
+    bm25 = [f for f in check.failures if "BM25" in f]
+    assert len(bm25) == 1 and bm25[0].startswith("cd/en: BM25 within-set accuracy@1 does not fall from easy to hard beyond noise: 1.0 -> 1.0")
+
+
+def test_a_harder_tier_that_is_easier_beyond_noise_fails(tmp_path):
+    sets = _sets(TIER_MIN_SETS, ordered=True)
+    # medium made as easy as easy and hard as hard: the ladder still falls; then swap the
+    # roles of easy and medium so that easy (0.5) sits below medium (1.0)
+    swapped = [({"easy": "medium", "medium": "easy"}.get(t, t), *rest) for t, *rest in sets]
+    _write_cell(tmp_path, swapped)
+    check, stats = check_tiers(Release(tmp_path), REGISTRY)
+    bm25 = [f for f in check.failures if "BM25" in f]
+    assert bm25 == ["cd/en: BM25 within-set accuracy@1 rises from easy to medium beyond noise: 0.5 -> 1.0 (z 5.48 > 2.0)"]
+
+
+def test_too_few_sets_are_reported_not_judged(tmp_path):
+    _write_cell(tmp_path, _sets(TIER_MIN_SETS - 1, ordered=False))
+    check, stats = check_tiers(Release(tmp_path), REGISTRY)
+    assert stats["bm25_within_set"]["cd/en"]["easy"]["n"] == TIER_MIN_SETS - 1
+    assert [f for f in check.failures if "BM25" in f] == []

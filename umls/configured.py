@@ -1,0 +1,37 @@
+"""The build's vocabulary from its configuration, whatever the format: one entry point for the
+build (flows/prefect_tasks.load_vocabulary) and `mmedbench ground`, so both read a vocabulary
+the same way.
+
+    format "rrf"  a UMLS release folder           -> umls.vocabulary.build_vocabulary
+    format "obo"  Disease Ontology + HPO folders  -> umls.obo_vocabulary.build_obo_vocabulary
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from common.errors import InputError
+
+
+def vocabulary_files(fmt: str, path: Path) -> list[Path]:
+    """The files a vocabulary of this format is read from (what a cache key must cover)."""
+    path = Path(path)
+    if fmt == "rrf":
+        return sorted(path.glob("*.RRF"))
+    if fmt == "obo":
+        return sorted(p for sub in ("disease-ontology", "hpo") for p in (path / sub).glob("*")
+                      if p.suffix in (".obo", ".tsv") and p.is_file())
+    raise InputError(path, f"unknown vocabulary format {fmt!r} (expected 'rrf' or 'obo')", field="vocabulary.format")
+
+
+def build_configured_vocabulary(fmt: str, path: Path, out_dir: Path, lat_to_lang: dict[str, str], max_srl: int,
+                                preferred_en: list[str], roots: str = "all") -> dict:
+    """Write atoms / concepts / parents (+ atoms per language) into `out_dir`; return their paths."""
+    if fmt == "obo":
+        from umls.obo_vocabulary import build_obo_vocabulary
+
+        return build_obo_vocabulary(Path(path), Path(out_dir), lat_to_lang, preferred_en, roots)
+    if fmt == "rrf":
+        from umls.vocabulary import build_vocabulary
+
+        return build_vocabulary(Path(path), Path(out_dir), lat_to_lang, max_srl, preferred_en)
+    raise InputError(path, f"unknown vocabulary format {fmt!r} (expected 'rrf' or 'obo')", field="vocabulary.format")
