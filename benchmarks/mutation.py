@@ -47,16 +47,21 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 # The modules measured and the test subset each uses (fast, targeted; all "not slow").
+# `tests/test_mutants.py#section` runs only that section of the file (its `# ===...`
+# header names it): one mutant's run then costs seconds, not the whole file.
 MODULES: dict[str, list[str]] = {
     "tasks/dedup/near_duplicates.py": [
-        "tests/test_mutants.py", "tests/test_dedup.py",
+        "tests/test_mutants.py#near-duplicates", "tests/test_dedup.py",
         "--deselect", "tests/test_dedup.py::test_deterministic_across_processes_and_hash_seeds",
     ],
-    "tasks/dedup/minhash.py": ["tests/test_mutants.py", "tests/test_minhash.py"],
-    "umls/rrf.py": ["tests/test_mutants.py", "tests/test_rrf.py", "tests/test_fuzz_readers.py::test_rrf_reader_fuzz"],
-    "tasks/allocation/confusion.py": ["tests/test_mutants.py", "tests/test_confusion_tiers.py", "-k", "not sample_vocabulary"],
-    "tasks/allocation/allocator.py": ["tests/test_mutants.py", "tests/test_cd_targets.py"],
-    "tasks/audit/checks.py": ["tests/test_mutants.py"],
+    "tasks/dedup/minhash.py": ["tests/test_mutants.py#near-duplicates", "tests/test_minhash.py"],
+    "umls/rrf.py": ["tests/test_mutants.py#RRF reader", "tests/test_rrf.py", "tests/test_fuzz_readers.py::test_rrf_reader_fuzz"],
+    "tasks/allocation/confusion.py": ["tests/test_mutants.py#confusion sets", "tests/test_confusion_tiers.py",
+                                      "-k", "not sample_vocabulary"],
+    "tasks/allocation/allocator.py": ["tests/test_mutants.py#allocator", "tests/test_cd_targets.py",
+                                      "tests/test_allocation_properties.py"],
+    "tasks/allocation/concept_entries.py": ["tests/test_concept_entries.py", "tests/test_mutants.py#concept entries"],
+    "tasks/audit/checks.py": ["tests/test_mutants.py#audit checks", "tests/test_tier_check.py"],
 }
 
 # (module, source line stripped, mutation[, column, end column[, occurrence]]) -> why the
@@ -296,6 +301,46 @@ def _module_name(rel: str) -> str:
     return rel[:-3].replace("/", ".")
 
 
+class _Sections:
+    """pytest plugin: keep only the tests of `file` defined under the named section headers
+    (`# ===... name` lines); the file's other tests are deselected."""
+
+    def __init__(self, wanted: dict[str, set[str]]):
+        self.ranges = {}
+        for file, names in wanted.items():
+            lines = (ROOT / file).read_text(encoding="utf-8").splitlines()
+            heads = [(i + 1, l.strip("# =-").strip()) for i, l in enumerate(lines) if l.startswith("# ====")]
+            missing = names - {n for _, n in heads}
+            if missing:
+                raise SystemExit(f"{file}: no section {sorted(missing)} (sections: {[n for _, n in heads]})")
+            bounds = [*heads, (len(lines) + 1, "")]
+            self.ranges[str((ROOT / file).resolve())] = [(a, b) for (a, n), (b, _) in zip(bounds, bounds[1:]) if n in names]
+
+    def pytest_collection_modifyitems(self, config, items):
+        keep, drop = [], []
+        for item in items:
+            spans = self.ranges.get(str(Path(item.fspath).resolve()))
+            line = item.location[1] + 1
+            (keep if spans is None or any(a <= line < b for a, b in spans) else drop).append(item)
+        if drop:
+            config.hook.pytest_deselected(items=drop)
+            items[:] = keep
+
+
+def pytest_args(tests: list[str]) -> tuple[list[str], _Sections]:
+    """`file#section` arguments become the file plus a section filter."""
+    args, wanted = [], {}
+    for t in tests:
+        if "#" in t and not t.startswith("-"):
+            file, name = t.split("#", 1)
+            wanted.setdefault(file, set()).add(name)
+            if file not in args:
+                args.append(file)
+        else:
+            args.append(t)
+    return args, _Sections(wanted)
+
+
 def _child(rel: str, code, tests: list[str]) -> None:
     """In the forked child: install the mutant, run pytest, exit with its code."""
     try:
@@ -310,8 +355,9 @@ def _child(rel: str, code, tests: list[str]) -> None:
         settings.load_profile("mutation")
         import pytest
 
-        rc = pytest.main([*tests, "-x", "-q", "-m", "not slow", "-p", "no:cacheprovider", "--no-header",
-                          "-W", "ignore"])
+        args, sections = pytest_args(tests)
+        rc = pytest.main([*args, "-x", "-q", "-m", "not slow", "-p", "no:cacheprovider", "--no-header",
+                          "-W", "ignore"], plugins=[sections])
         os._exit(int(rc))
     except BaseException:  # noqa: BLE001 - a crash of the mutant is a kill
         os._exit(98)
@@ -359,6 +405,7 @@ def run_module(rel: str, tests: list[str], jobs: int, only: list[int] | None, lo
     log(f"{rel}: {len(mutants)} mutants, clean run {clean:.1f} s, limit {limit:.0f} s per mutant")
     pending = list(mutants)
     running: dict[int, tuple[Mutant, float]] = {}
+    done_n = 0
     while pending or running:
         while pending and len(running) < jobs:
             m = pending.pop(0)
@@ -379,8 +426,11 @@ def run_module(rel: str, tests: list[str], jobs: int, only: list[int] | None, lo
                 continue
             m.seconds = round(time.monotonic() - began, 2)
             del running[pid]
+            done_n += 1
             if m.status == "survived":
                 log(f"  SURVIVED #{m.index} line {m.line}: {m.op}    {m.source}")
+            if done_n % 20 == 0:
+                log(f"  {done_n} run, {time.monotonic() - start:.0f} s")
         time.sleep(0.02)
     return mutants, clean
 
@@ -427,6 +477,12 @@ def main(argv: list[str] | None = None) -> int:
     import pyarrow.parquet  # noqa: F401
     import pydantic  # noqa: F401
     import pytest  # noqa: F401
+    import scipy.sparse  # noqa: F401
+    for optional in ("bm25s", "lingua", "pandas"):  # what the audit's and the allocation's imports pull in
+        try:
+            __import__(optional)
+        except ImportError:
+            pass
 
     def log(msg: str) -> None:
         print(msg, flush=True)

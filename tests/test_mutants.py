@@ -625,6 +625,46 @@ def test_confusion_sets_skip_owned_unnameable_and_duplicate_targets():
     assert [c.target_cui for _, c in chosen] == [pool[2].target_cui, pool[3].target_cui, pool[4].target_cui]
 
 
+def test_allocation_records_are_immutable_values():
+    r = Realization("fièvre", "terminology")
+    c1 = _cand("a", "en", "fever", "fever", ["C0000001"], {"fr": ("fièvre", "terminology")})
+    c2 = _cand("a", "en", "fever", "fever", ["C0000001"], {"es": ("fiebre", "terminology")})
+    a = Assignment("a", "xqa", "fr", "fièvre", "terminology", "fever", ("C0000001",))
+    assert {r, Realization("fièvre", "terminology")} == {r}
+    assert c1 == c2 and hash(c1) == hash(c2)  # realizations are not part of a candidate's identity
+    assert {a: 1}[Assignment("a", "xqa", "fr", "fièvre", "terminology", "fever", ("C0000001",))] == 1
+    with pytest.raises(AttributeError):
+        a.lang = "es"
+
+
+def test_a_cell_without_a_quota_gets_nothing():
+    alloc = _alloc({("xqa", "en"): 1})  # no quota at all for fr
+    c = _cand("n", "fr", WORDS["a"], WORDS["b"], ["C0000001"], {"fr": (WORDS["a"], "native")})
+    assert alloc.choose_language(c) == (None, "every cell it can be realized in is full")
+
+
+def test_confusion_sets_for_a_language_without_a_quota_or_with_too_few_candidates():
+    def realize(cui, lang):
+        return Realization(_name(lang + cui), "terminology")
+
+    alloc = _alloc({("cd", "en"): 6}, languages=("en",))
+    chosen = alloc.allocate_confusion_sets({"easy": _sets(1, "easy"), "hard": _sets(2, "hard")}, realize, ["easy", "hard"])
+    assert [(a.lang, c.tier) for a, c in chosen] == [("en", "easy"), ("en", "hard"), ("en", "hard")]  # pools ran out
+    alloc = _alloc({("cd", "en"): 2}, languages=("en", "fr"))  # fr has no cd quota: nothing, with candidates to spare
+    chosen = alloc.allocate_confusion_sets({"easy": _sets(3, "easy"), "hard": _sets(3, "hard")}, realize, ["easy", "hard"])
+    assert [(a.lang, c.tier) for a, c in chosen] == [("en", "easy"), ("en", "hard")]
+
+
+def test_each_language_walks_the_pools_from_their_start():
+    """A candidate the first language could not name stays available to the next one."""
+    alloc = _alloc({("cd", "en"): 1, ("cd", "fr"): 1}, languages=("en", "fr"))
+    pool = _sets(3, "easy")
+    chosen = alloc.allocate_confusion_sets(
+        {"easy": pool}, lambda cui, lang: None if (cui, lang) == (pool[0].target_cui, "en") else Realization(_name(lang + cui), "terminology"),
+        ["easy"])
+    assert [(a.lang, c.target_cui) for a, c in chosen] == [("en", pool[1].target_cui), ("fr", pool[0].target_cui)]
+
+
 # ============================================================================ audit checks
 
 from tasks.audit import checks as audit  # noqa: E402
@@ -747,36 +787,6 @@ def test_an_empty_cell_fails_unless_allowed(tmp_path):
         "manifest lists no vocabulary sources (sources_srl)"]
 
 
-def test_allocation_records_are_immutable_values():
-    r = Realization("fièvre", "terminology")
-    c1 = _cand("a", "en", "fever", "fever", ["C0000001"], {"fr": ("fièvre", "terminology")})
-    c2 = _cand("a", "en", "fever", "fever", ["C0000001"], {"es": ("fiebre", "terminology")})
-    a = Assignment("a", "xqa", "fr", "fièvre", "terminology", "fever", ("C0000001",))
-    assert {r, Realization("fièvre", "terminology")} == {r}
-    assert c1 == c2 and hash(c1) == hash(c2)  # realizations are not part of a candidate's identity
-    assert {a: 1}[Assignment("a", "xqa", "fr", "fièvre", "terminology", "fever", ("C0000001",))] == 1
-    with pytest.raises(AttributeError):
-        a.lang = "es"
-
-
-def test_a_cell_without_a_quota_gets_nothing():
-    alloc = _alloc({("xqa", "en"): 1})  # no quota at all for fr
-    c = _cand("n", "fr", WORDS["a"], WORDS["b"], ["C0000001"], {"fr": (WORDS["a"], "native")})
-    assert alloc.choose_language(c) == (None, "every cell it can be realized in is full")
-
-
-def test_confusion_sets_for_a_language_without_a_quota_or_with_too_few_candidates():
-    def realize(cui, lang):
-        return Realization(_name(lang + cui), "terminology")
-
-    alloc = _alloc({("cd", "en"): 6}, languages=("en",))
-    chosen = alloc.allocate_confusion_sets({"easy": _sets(1, "easy"), "hard": _sets(2, "hard")}, realize, ["easy", "hard"])
-    assert [(a.lang, c.tier) for a, c in chosen] == [("en", "easy"), ("en", "hard"), ("en", "hard")]  # pools ran out
-    alloc = _alloc({("cd", "en"): 2}, languages=("en", "fr"))  # fr has no cd quota: nothing, with candidates to spare
-    chosen = alloc.allocate_confusion_sets({"easy": _sets(3, "easy"), "hard": _sets(3, "hard")}, realize, ["easy", "hard"])
-    assert [(a.lang, c.tier) for a, c in chosen] == [("en", "easy"), ("en", "hard")]
-
-
 # --- the audit's bookkeeping: caps, order, counts, first errors -------------------------------------
 
 
@@ -894,11 +904,47 @@ def test_language_check_counts_queries_and_names_unknown_languages(tmp_path):
     assert (check.passed, check.detail) == (True, "1 queries in their cell's language and script")
 
 
-def test_each_language_walks_the_pools_from_their_start():
-    """A candidate the first language could not name stays available to the next one."""
-    alloc = _alloc({("cd", "en"): 1, ("cd", "fr"): 1}, languages=("en", "fr"))
-    pool = _sets(3, "easy")
-    chosen = alloc.allocate_confusion_sets(
-        {"easy": pool}, lambda cui, lang: None if (cui, lang) == (pool[0].target_cui, "en") else Realization(_name(lang + cui), "terminology"),
-        ["easy"])
-    assert [(a.lang, c.target_cui) for a, c in chosen] == [("en", pool[1].target_cui), ("fr", pool[0].target_cui)]
+# ============================================================================ concept entries
+
+from tasks.allocation.concept_entries import (  # noqa: E402
+    MAX_DESCRIPTION_WORDS, MAX_SYNONYMS, EntryParts, concept_entry, english_queries, entry_parts, first_fair_query,
+)
+
+
+def test_an_entry_keeps_at_most_max_synonyms_and_drops_the_name_and_the_query():
+    syns = tuple(f"syn{i}" for i in range(MAX_SYNONYMS + 1))
+    parts = EntryParts("C0000001", "Foo", "", ("foo",) + syns)
+    assert MAX_SYNONYMS == 8
+    assert concept_entry(parts) == {"_id": "C0000001", "title": "Foo", "text": "Synonyms: " + "; ".join(syns[:8]) + "."}
+    assert concept_entry(parts, withheld="SYN0")["text"] == "Synonyms: " + "; ".join(syns[1:9]) + "."
+    assert concept_entry(EntryParts("C0000001", "Foo", "  ", ("FOO",))) == {"_id": "C0000001", "title": "Foo", "text": "Foo"}
+    assert concept_entry(EntryParts("C0000001", "Foo", "Bar.", ()), withheld=None)["text"] == "Bar."
+
+
+def test_a_definition_of_max_words_is_a_query_one_more_is_not():
+    assert MAX_DESCRIPTION_WORDS == 40
+    words = [f"w{i}" for i in range(41)]
+    assert english_queries(EntryParts("C1", "Foo", " ".join(words[:40]), ())) == [" ".join(words[:40])]
+    assert english_queries(EntryParts("C1", "Foo", " ".join(words), ())) == []
+    assert english_queries(EntryParts("C1", "Foo", "", ())) == []
+
+
+def test_english_queries_rank_by_shared_words_then_length_then_text_and_skip_codes():
+    parts = EntryParts("C1", "Big red fever", "", (
+        "red fever", "big red fever", "ABCDEFGH", "ABCDEFGHI", "hot skin", "cold skin", "  ", "Red Fever", "fever (finding)",
+        "illness NOS", "fever [obs]"))
+    # 'ABCDEFGH' (8 characters) is an abbreviation; 'ABCDEFGHI' (9) is not; 'Red Fever' repeats 'red fever'
+    assert english_queries(parts) == ["hot skin", "ABCDEFGHI", "cold skin", "red fever"]  # shorter first, then text order
+
+
+def test_first_fair_query_returns_the_first_candidate_its_entry_does_not_contain():
+    parts = EntryParts("C1", "Heart attack", "Sudden heart attack pain.", ("cardiac infarction", "coronary event"))
+    assert first_fair_query(["heart attack", "cardiac infarction", "coronary event"], parts) == "cardiac infarction"
+    assert first_fair_query([], parts) is None
+
+
+def test_entry_parts_reads_english_atoms_in_order_and_skips_unnamed_concepts():
+    concepts = pa.table({"cui": ["C1", "C2", "C3"], "name_en": ["Fever", None, "Rash"], "definition": [None, "x", "Red skin."]})
+    atoms = pa.table({"cui": ["C1", "C1", "C3", "C1"], "lang": ["en", "fr", "en", "en"], "str": ["Pyrexia", "Fièvre", "Eruption", "Hyperthermia"]})
+    assert entry_parts(concepts, atoms) == {"C1": EntryParts("C1", "Fever", "", ("Pyrexia", "Hyperthermia")),
+                                            "C3": EntryParts("C3", "Rash", "Red skin.", ("Eruption",))}
