@@ -53,9 +53,9 @@ grounding-eval: $(STAMP)
 langid-eval: $(STAMP)
 	$(BIN)/python benchmarks/langid_eval.py
 
-# Mutation score of the core pure modules (docs/testing.md); MODULE=path for one module.
+# Mutation score of the core pure modules (docs/testing.md); MODULE="path ..." for some of them.
 mutation: $(STAMP)
-	$(BIN)/python benchmarks/mutation.py --jobs 2 $(if $(MODULE),--module $(MODULE)) --json benchmarks/out/mutation.json
+	$(BIN)/python benchmarks/mutation.py --jobs 2 $(foreach m,$(MODULE),--module $(m)) --json benchmarks/out/mutation.json --markdown benchmarks/out/mutation.md
 
 clean:
 	rm -rf .mmedbench-cache releases .pytest_cache

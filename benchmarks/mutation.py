@@ -61,7 +61,8 @@ MODULES: dict[str, list[str]] = {
     "tasks/allocation/allocator.py": ["tests/test_mutants.py#allocator", "tests/test_cd_targets.py",
                                       "tests/test_allocation_properties.py"],
     "tasks/allocation/concept_entries.py": ["tests/test_concept_entries.py", "tests/test_mutants.py#concept entries"],
-    "tasks/audit/checks.py": ["tests/test_mutants.py#audit checks", "tests/test_tier_check.py"],
+    "tasks/audit/checks.py": ["tests/test_mutants.py#audit checks", "tests/test_mutants.py#audit tier check",
+                              "tests/test_tier_check.py"],
 }
 
 # (module, source line stripped, mutation[, column, end column[, occurrence]]) -> why the
@@ -385,10 +386,17 @@ def _wait(pid: int, deadline: float) -> tuple[int | None, bool]:
         time.sleep(0.02)
 
 
-def is_equivalent(rel: str, m: Mutant) -> bool:
-    keys = [(rel, m.source, m.op), (rel, m.source, m.op, m.col), (rel, m.source, m.op, m.col, m.end),
+def _keys(rel: str, m: Mutant) -> list[tuple]:
+    return [(rel, m.source, m.op), (rel, m.source, m.op, m.col), (rel, m.source, m.op, m.col, m.end),
             (rel, m.source, m.op, m.col, m.end, m.occurrence)]
-    return any(k in EQUIVALENT for k in keys)
+
+
+def is_equivalent(rel: str, m: Mutant) -> bool:
+    return any(k in EQUIVALENT for k in _keys(rel, m))
+
+
+def equivalent_reason(rel: str, m: Mutant) -> str:
+    return next(EQUIVALENT[k] for k in _keys(rel, m) if k in EQUIVALENT)
 
 
 def run_module(rel: str, tests: list[str], jobs: int, only: list[int] | None, log) -> tuple[list[Mutant], float]:
@@ -456,6 +464,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--list", action="store_true", help="list the mutants and exit")
     ap.add_argument("--jobs", type=int, default=1, help="mutants run at once (default 1)")
     ap.add_argument("--json", type=Path, help="write the results here")
+    ap.add_argument("--markdown", type=Path, help="write the tables docs/testing.md shows here")
     args = ap.parse_args(argv)
     os.chdir(ROOT)
     sys.path.insert(0, str(ROOT))
@@ -494,19 +503,39 @@ def main(argv: list[str] | None = None) -> int:
             raise SystemExit(f"{rel}: no test subset known; pass --tests")
         results[rel], _ = run_module(rel, tests, args.jobs, args.only, log)
     report = summary(results)
+    seconds = time.monotonic() - started
+    cpu = os.times()
+    text = markdown(report, results, seconds, cpu.children_user + cpu.children_system + cpu.user + cpu.system)
     print()
-    print("| module | mutants | killed | timeout | survived | equivalent | score |")
-    print("|---|---|---|---|---|---|---|")
-    for rel, r in report.items():
-        score = "n/a" if r["score"] is None else f"{100 * r['score']:.1f}%"
-        print(f"| {rel} | {r['total']} | {r['killed']} | {r['timeout']} | {r['survived']} | {r['equivalent']} | {score} |")
-    killed = sum(r["killed"] + r["timeout"] for r in report.values())
-    scored = killed + sum(r["survived"] for r in report.values())
-    print(f"\noverall: {killed}/{scored} = {100 * killed / max(1, scored):.1f}% in {time.monotonic() - started:.0f} s")
+    print(text)
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(report, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    if args.markdown:
+        args.markdown.parent.mkdir(parents=True, exist_ok=True)
+        args.markdown.write_text(text, encoding="utf-8")
     return 0
+
+
+def markdown(report: dict, results: dict[str, list[Mutant]], seconds: float, cpu_seconds: float) -> str:
+    """The results as docs/testing.md shows them: the score table, the equivalent mutants
+    met in this run with their reasons, and the survivors."""
+    out = ["| module | mutants | killed | timeout | survived | equivalent | score |", "|---|---|---|---|---|---|---|"]
+    for rel, r in report.items():
+        score = "n/a" if r["score"] is None else f"{100 * r['score']:.1f}%"
+        out.append(f"| `{rel}` | {r['total']} | {r['killed']} | {r['timeout']} | {r['survived']} | {r['equivalent']} | {score} |")
+    killed = sum(r["killed"] + r["timeout"] for r in report.values())
+    scored = killed + sum(r["survived"] for r in report.values())
+    out += ["", f"Overall {killed}/{scored} = {100 * killed / max(1, scored):.1f}%; {seconds:.0f} s wall, "
+                f"{cpu_seconds:.0f} s CPU (user+sys, children included).", "", "Equivalent mutants met:", ""]
+    for rel, mutants in results.items():
+        for m in mutants:
+            if m.status == "equivalent":
+                out.append(f"- `{rel}` line {m.line} `{m.op}` in `{m.source}`: {equivalent_reason(rel, m)}")
+    out += ["", "Survivors:", ""]
+    survivors = [(rel, m) for rel, ms in results.items() for m in ms if m.status == "survived"]
+    out += [f"- `{rel}` #{m.index} line {m.line} `{m.op}` in `{m.source}`" for rel, m in survivors] or ["- none"]
+    return "\n".join(out) + "\n"
 
 
 if __name__ == "__main__":

@@ -948,3 +948,61 @@ def test_entry_parts_reads_english_atoms_in_order_and_skips_unnamed_concepts():
     atoms = pa.table({"cui": ["C1", "C1", "C3", "C1"], "lang": ["en", "fr", "en", "en"], "str": ["Pyrexia", "Fièvre", "Eruption", "Hyperthermia"]})
     assert entry_parts(concepts, atoms) == {"C1": EntryParts("C1", "Fever", "", ("Pyrexia", "Hyperthermia")),
                                             "C3": EntryParts("C3", "Rash", "Red skin.", ("Eruption",))}
+
+
+def test_entry_parts_are_values():
+    import dataclasses
+
+    parts = EntryParts("C1", "Fever", "", ("Pyrexia",))
+    assert {parts: 1}[EntryParts("C1", "Fever", "", ("Pyrexia",))] == 1
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        parts.name = "Rash"
+
+
+# ============================================================================ audit tier check
+
+from tests.test_tier_check import REGISTRY, _sets as _tier_sets, _write_cell as _write_cd_cell  # noqa: E402
+
+
+def _tier_check(root: Path, sets: list) -> tuple:
+    _write_cd_cell(root, sets)
+    return audit.check_tiers(audit.Release(root), REGISTRY)
+
+
+def test_the_tier_check_reports_every_tier_and_the_cells_it_measured(tmp_path):
+    check, _ = _tier_check(tmp_path / "a", _tier_sets(audit.TIER_MIN_SETS, ordered=True))
+    assert (check.passed, check.failures) == (True, [])
+    assert check.detail == ("easy: sets=30 sim=0.0125; medium: sets=30 sim=0.0917; hard: sets=30 sim=0.0993; "
+                            "BM25 within-set accuracy@1 easy/medium/hard: cd/en 1.0/0.5/0.0 "
+                            "(ordering checked in cd/en: cells with >= 30 sets per tier)")
+    check, _ = _tier_check(tmp_path / "b", _tier_sets(2, ordered=True))
+    assert check.detail.endswith("cd/en 1.0/0.5/0.0 (ordering checked in no cell: cells with >= 30 sets per tier)")
+
+
+def test_flat_tiers_fail_on_similarity_and_on_bm25(tmp_path):
+    check, _ = _tier_check(tmp_path, _tier_sets(audit.TIER_MIN_SETS, ordered=False))
+    assert check.failures == [
+        "mean target-distractor similarity not increasing easy<medium<hard: [0.0125, 0.0125, 0.0125]",
+        "cd/en: BM25 within-set accuracy@1 does not fall from easy to hard beyond noise: 1.0 -> 1.0 (z 0.00 <= 2.0)"]
+    assert check.detail == "2 failure(s)"
+
+
+def test_a_tier_without_sets_is_named_with_the_counts(tmp_path):
+    check, stats = _tier_check(tmp_path, [s for s in _tier_sets(3, ordered=True) if s[0] != "medium"])
+    assert check.failures == ["a tier has no confusion set: easy=3, medium=0, hard=3"]
+    assert stats["tiers"]["medium"] == {"sets": 0, "mean_similarity": None}
+    assert stats["bm25_within_set"]["cd/en"]["medium"] == {"n": 0, "accuracy": None}
+
+
+def test_confusion_sets_must_match_their_queries(tmp_path):
+    _write_cd_cell(tmp_path, _tier_sets(1, ordered=True))
+    rel = audit.Release(tmp_path)
+    assert audit.check_confusion_consistency(rel).detail == "3 sets match their queries"
+    rel.confusion[0][1]["distractor_cuis"].append(rel.confusion[0][1]["target_cui"])
+    rel.confusion[1][1]["lang"] = "fr"
+    rel.confusion[2][1]["set_id"] = "nowhere"
+    assert _failures(audit.check_confusion_consistency(rel)) == [
+        "cd/confusion_sets.jsonl:1: target is also a distractor",
+        "cd/confusion_sets.jsonl:2: set 'cd-en-C0010000' disagrees with its query's cuis or lang",
+        "cd/confusion_sets.jsonl:3: set 'nowhere' has no query"]
+
