@@ -117,6 +117,11 @@ EQUIVALENT: dict[tuple, str] = {
         "clearing a cache the batch fits in costs only time; when it does not fit, the local table is used either way",
     ("tasks/dedup/minhash.py", "scheme = default_scheme() if scheme is None else scheme", "is -> is not", 33, 47, 0):
         "to_leans passes the scheme to to_lean, which resolves None the same way",
+    ("tasks/allocation/confusion.py", "self._entry_words = {c: self._words(texts) for c, texts in sorted(entries.items())}",
+     "sorted(x) -> x"): "every reader of _entry_words sorts it or sums over it (document frequencies, postings in sorted order)",
+    ("tasks/allocation/confusion.py", "n = max(1, len(entries))", "1 -> 2"):
+        "differs only with at most one entry, where every word has df 1: all IDFs are equal either way, and coverage "
+        "and look-alikes only compare IDFs with each other",
     ("umls/rrf.py", "BLOCK_SIZE = 16 << 20", "16 -> 17"): "block size: memory and speed only (line numbers come from the scan)",
     ("umls/rrf.py", "BLOCK_SIZE = 16 << 20", "20 -> 21"): "block size: memory and speed only (line numbers come from the scan)",
     ("umls/rrf.py", "read_options=pacsv.ReadOptions(column_names=names, block_size=block_size, use_threads=True),",

@@ -950,6 +950,13 @@ def test_entry_parts_reads_english_atoms_in_order_and_skips_unnamed_concepts():
                                             "C3": EntryParts("C3", "Rash", "Red skin.", ("Eruption",))}
 
 
+def test_english_queries_rank_by_the_share_of_words_in_common_not_their_count():
+    # 'red' shares 1 of 2 words with the name (0.5), 'red hot dry skin' 1 of 5 (0.2): fewer shared first
+    assert english_queries(EntryParts("C1", "red fever", "", ("red", "red hot dry skin"))) == ["red hot dry skin", "red"]
+    # 'fever fever' has the name's one word only: 1/1 = 1.0, after 'fever rashes' (1/2), though longer is later anyway
+    assert english_queries(EntryParts("C1", "Fever", "", ("fever fever", "fever rashes"))) == ["fever rashes", "fever fever"]
+
+
 def test_entry_parts_are_values():
     import dataclasses
 
