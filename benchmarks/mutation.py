@@ -122,6 +122,8 @@ EQUIVALENT: dict[tuple, str] = {
     ("tasks/allocation/confusion.py", "n = max(1, len(entries))", "1 -> 2"):
         "differs only with at most one entry, where every word has df 1: all IDFs are equal either way, and coverage "
         "and look-alikes only compare IDFs with each other",
+    ("tasks/allocation/confusion.py", "for cui in sorted(self._entry_words):", "sorted(x) -> x"):
+        "the postings only feed a set of look-alikes, which is sorted before it is returned",
     ("umls/rrf.py", "BLOCK_SIZE = 16 << 20", "16 -> 17"): "block size: memory and speed only (line numbers come from the scan)",
     ("umls/rrf.py", "BLOCK_SIZE = 16 << 20", "20 -> 21"): "block size: memory and speed only (line numbers come from the scan)",
     ("umls/rrf.py", "read_options=pacsv.ReadOptions(column_names=names, block_size=block_size, use_threads=True),",
