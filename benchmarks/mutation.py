@@ -509,6 +509,8 @@ def main(argv: list[str] | None = None) -> int:
         if not tests:
             raise SystemExit(f"{rel}: no test subset known; pass --tests")
         results[rel], _ = run_module(rel, tests, args.jobs, args.only, log)
+        r = summary({rel: results[rel]})[rel]
+        log(f"{rel}: killed {r['killed']}, timeout {r['timeout']}, survived {r['survived']}, equivalent {r['equivalent']}")
     report = summary(results)
     seconds = time.monotonic() - started
     cpu = os.times()

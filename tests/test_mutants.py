@@ -425,6 +425,39 @@ def test_medium_takes_one_far_look_alike_and_unalike_others():
     assert build_candidates(concepts, near, 3, 1, ["C0000001"], lex)["medium"] == []
 
 
+def test_the_hard_top_up_admits_exactly_the_minimum_coverage():
+    """No siblings: the hard set is topped up from same-type concepts whose entries cover at
+    least HARD_MIN_COVERAGE (here exactly 0.5) of the target's name words."""
+    entries = {"C0000001": "alpha beta", "C0000002": "alpha one", "C0000003": "beta two", "C0000004": "alpha three",
+               "C0000005": "beta four"}
+    concepts = {c: ConceptInfo(c, "T047", "DISO", t) for c, t in entries.items()}
+    got = build_candidates(concepts, Hierarchy([]), 3, 1, ["C0000001"], _lexicon(entries))
+    assert _dump(got)["hard"] == [["C0000001", ["C0000002", "C0000004", "C0000003"]]]
+
+
+# medium: T's five name words weigh the same (2 entries each, 9 entries: IDF log 5.5), so
+# E's and F's entries cover exactly 1/5 = MEDIUM_MAX_COVERAGE of them; their names look
+# most like T's, which would put them first among the unalike others if they counted
+MEDIUM_ENTRIES = {"T": "a b c d e", "C": "a b c x", "D1": "q1", "D2": "q2", "E": "e z", "F": "d", "P1": "p1", "P2": "p2", "P3": "p3"}
+MEDIUM_NAMES = {"T": "apple banana", "C": "cherry", "D1": "zzzz", "D2": "yyyy", "E": "apple banana z", "F": "apple bananas"}
+
+
+def test_medium_others_cover_strictly_less_than_the_maximum():
+    concepts = {c: ConceptInfo(c, "T047", "DISO", n) for c, n in MEDIUM_NAMES.items()}
+    lex = Lexicon({c: [t] for c, t in MEDIUM_ENTRIES.items()}, {"T": ["a b c d e"]})
+    assert (lex.coverage("T", "E"), lex.coverage("T", "F"), lex.coverage("T", "C")) == (0.2, 0.2, 0.6)
+    assert _dump(build_candidates(concepts, Hierarchy([]), 3, 1, ["T"], lex))["medium"] == [["T", ["C", "D1", "D2"]]]
+
+
+def test_a_medium_set_of_one_needs_no_look_alike():
+    """k = 1: min(MEDIUM_CONFUSERS, k - 1) = 0 confusers, one unalike concept."""
+    concepts = {c: ConceptInfo(c, "T047", "DISO", n) for c, n in MEDIUM_NAMES.items() if c != "C"}
+    lex = Lexicon({c: [t] for c, t in MEDIUM_ENTRIES.items() if c != "C"}, {"T": ["a b c d e"]})
+    assert lex.look_alikes("T") == []  # no confuser: the rarest name words are in no other entry
+    assert lex.coverage("T", "F") < 0.2  # without C, d is a commoner word than a, b, c
+    assert _dump(build_candidates(concepts, Hierarchy([]), 1, 1, ["T"], lex))["medium"] == [["T", ["F"]]]  # the likest name
+
+
 def test_easy_needs_another_type_no_shared_word_and_distance():
     entries = {"C0000001": "alpha beta", "C0000002": "one", "C0000003": "two", "C0000004": "three", "C0000005": "alpha four",
                "C0000006": "five"}
