@@ -1073,3 +1073,16 @@ def test_confusion_sets_must_match_their_queries(tmp_path):
         "cd/confusion_sets.jsonl:2: set 'cd-en-C0010000' disagrees with its query's cuis or lang",
         "cd/confusion_sets.jsonl:3: set 'nowhere' has no query"]
 
+
+
+def test_trivial_match_names_each_cd_query_found_in_its_entry(tmp_path):
+    _write_cd_cell(tmp_path / "a", [("easy", "word0 alpha", "word0 alpha target", ["x y"]),
+                                    ("hard", "fever", "word1 target", ["fever fever"])])  # found only in a distractor
+    check = audit.check_trivial_match(audit.Release(tmp_path / "a"))
+    assert check.failures == ["cd/en/queries.jsonl:1: query 'word0 alpha' is found in its entry C0000000"]
+    _write_cd_cell(tmp_path / "b", [("easy", "fever", "word1 target", ["fever fever"])])
+    rel = audit.Release(tmp_path / "b")
+    ok = audit.check_trivial_match(rel)
+    assert (ok.passed, ok.detail) == (True, "1 cd queries, none found in its relevant entry by string matching")
+    rel.cells["cd/en"]["corpus"] = [(1, {"_id": "elsewhere", "title": "fever", "text": "fever"})]  # the qrel's entry is missing
+    assert audit.check_trivial_match(rel).passed
