@@ -812,6 +812,13 @@ def test_a_concept_in_two_cells_and_a_query_in_two_cells(tmp_path):
     assert fails == ["aq1: query id in evidence/en and xqa/en"]
 
 
+def test_concept_overlap_reports_the_declared_scope_and_the_other_one(tmp_path):
+    rel = audit.Release(_write_release(tmp_path / "a", {"xqa/en": _cell(2)}))
+    assert audit.check_concept_overlap(rel).detail == "scope key: 2 concepts, each in one cell; scope all: 0 of 2 concepts in two or more cells"
+    rel = audit.Release(_write_release(tmp_path / "b", {"xqa/en": _cell(2)}, config={"overlap": {"scope": "all"}}))
+    assert audit.check_concept_overlap(rel).detail == "scope all: 2 concepts, each in one cell; scope key: 0 of 2 concepts in two or more cells"
+
+
 def test_exact_and_near_duplicate_queries(tmp_path):
     a = _cell(3, "a")
     a["queries"][1]["text"] = a["queries"][1]["pivot_text"] = "  " + a["queries"][0]["text"].upper()  # same after normalising
