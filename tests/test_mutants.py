@@ -576,6 +576,20 @@ def test_allocation_does_not_depend_on_input_order():
     assert [i for i, _ in runs[0][0]] == [c.id for c in expected][:5]
 
 
+def test_a_question_offered_to_both_tasks_is_shuffled_by_its_evidence_copys_id():
+    """Copies of one question share the shuffle key of the first copy in (task order, id),
+    whatever order the sources list them in: here Q's evidence copy sorts before R, its xqa
+    copy after; with room for one, Q is placed."""
+    seed = next(s for s in range(1000) if seeded_order(s, "Q-e") < seeded_order(s, "R-e") < seeded_order(s, "Q-x"))
+    q_x = _cand("Q-x", "en", WORDS["a"], WORDS["a"], ["C0000001"], {"en": (WORDS["a"], "native")}, task="xqa")
+    q_e = _cand("Q-e", "en", WORDS["a"], WORDS["a"], ["C0000001"], {"en": (WORDS["a"], "native")}, task="evidence")
+    r_e = _cand("R-e", "en", WORDS["b"], WORDS["b"], ["C0000002"], {"en": (WORDS["b"], "native")}, task="evidence")
+    for order in ([q_x, q_e, r_e], [r_e, q_e, q_x]):
+        alloc = _alloc({("evidence", "en"): 1}, languages=("en",), seed=seed)
+        alloc.allocate_items(order)
+        assert [a.id for a in alloc.assignments] == ["Q-e"]
+
+
 def test_the_least_filled_cell_then_registry_order():
     alloc = _alloc({("xqa", "en"): 2, ("xqa", "fr"): 4, ("xqa", "es"): 4})
     reals = {l: (f"{WORDS[k]} {l}", "human-translated") for l, k in (("en", "a"), ("fr", "b"), ("es", "c"))}
