@@ -729,6 +729,17 @@ def test_confusion_sets_for_a_language_without_a_quota_or_with_too_few_candidate
     assert [(a.lang, c.tier) for a, c in chosen] == [("en", "easy"), ("en", "hard")]
 
 
+def test_overlap_scope_all_gives_distractors_one_cell_and_key_does_not():
+    pool = _sets(2, "easy")
+    distractor = pool[0].distractor_cuis[0]
+    for scope, placed, owns in (("all", [pool[1].target_cui], True), ("key", [pool[0].target_cui, pool[1].target_cui], False)):
+        alloc = Allocator({("cd", "en"): 2}, ["en"], dict(SHINGLES), 0.7, 128, 5, overlap_scope=scope)
+        alloc.owner[distractor] = ("xqa", "en")  # pool[0]'s distractor is another cell's key concept
+        chosen = alloc.allocate_confusion_sets({"easy": pool}, lambda cui, lang: Realization(_name(lang + cui), "terminology"), ["easy"])
+        assert [c.target_cui for _, c in chosen] == placed, scope
+        assert (alloc.owner.get(pool[1].distractor_cuis[0]) == ("cd", "en")) is owns, scope
+
+
 def test_each_language_walks_the_pools_from_their_start():
     """A candidate the first language could not name stays available to the next one."""
     alloc = _alloc({("cd", "en"): 1, ("cd", "fr"): 1}, languages=("en", "fr"))
