@@ -740,6 +740,17 @@ def test_overlap_scope_all_gives_distractors_one_cell_and_key_does_not():
         assert (alloc.owner.get(pool[1].distractor_cuis[0]) == ("cd", "en")) is owns, scope
 
 
+def test_strata_are_shared_out_from_a_probe_of_twice_the_tier_share():
+    """quota 2, one tier: the probe looks at the first 4 viable sets (F T T T): share 3/4,
+    round(2 * 0.75) = 2 sets from the True stratum, so c1 and c2; c0 waits and is not needed."""
+    pool = _sets(6, "easy")
+    true = {pool[i].target_cui for i in (1, 2, 3, 5)}
+    alloc = _alloc({("cd", "en"): 2}, languages=("en",))
+    chosen = alloc.allocate_confusion_sets({"easy": pool}, lambda cui, lang: Realization(_name(lang + cui), "terminology"), ["easy"],
+                                           stratum=lambda cand, real: cand.target_cui in true)
+    assert [c.target_cui for _, c in chosen] == [pool[1].target_cui, pool[2].target_cui]
+
+
 def test_each_language_walks_the_pools_from_their_start():
     """A candidate the first language could not name stays available to the next one."""
     alloc = _alloc({("cd", "en"): 1, ("cd", "fr"): 1}, languages=("en", "fr"))
