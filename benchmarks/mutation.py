@@ -143,6 +143,11 @@ EQUIVALENT: dict[tuple, str] = {
         "fill ratios are compared only between cells with room; at quota 1 such a cell holds 0 items: 0/1 = 0/2",
     ("tasks/allocation/allocator.py", "return self.filled[cell] / max(1, self.quotas.get(cell, 0))", "0 -> 1"):
         "fill ratios are compared only between cells with room, and a cell with room has a quota entry",
+    ("tasks/allocation/allocator.py", "if got[True] + got[False] >= per_tier[tier]:", "+ -> -", 23, 45, 0):
+        "the strata's limits (want_true and per_tier - want_true) already stop the tier at per_tier sets; the "
+        "mutant only walks on, deferring every further candidate, and the deferred loop stops at per_tier",
+    ("tasks/allocation/allocator.py", "share = sum(sum(v) for v in probe.values()) / seen if seen else 0.0", "0.0 -> 1.0"):
+        "seen is 0 only when no set of the pools is viable for the language: the tiers then take nothing either way",
     ("tasks/audit/checks.py", "for cell, c in sorted(rel.cells.items()):", "sorted(x) -> x"):
         "Release builds `cells` in sorted order already (that sort is itself tested)",
     ("tasks/audit/checks.py", "relevant[q] += 1", "+ -> -"): "only the counter's keys are read",

@@ -749,6 +749,11 @@ def test_strata_are_shared_out_from_a_probe_of_twice_the_tier_share():
     chosen = alloc.allocate_confusion_sets({"easy": pool}, lambda cui, lang: Realization(_name(lang + cui), "terminology"), ["easy"],
                                            stratum=lambda cand, real: cand.target_cui in true)
     assert [c.target_cui for _, c in chosen] == [pool[1].target_cui, pool[2].target_cui]
+    # T F F F F F: share 1/4, round(2 * 0.25) = 0 from True: c1 and c2
+    alloc = _alloc({("cd", "en"): 2}, languages=("en",))
+    chosen = alloc.allocate_confusion_sets({"easy": pool}, lambda cui, lang: Realization(_name(lang + cui), "terminology"), ["easy"],
+                                           stratum=lambda cand, real: cand.target_cui == pool[0].target_cui)
+    assert [c.target_cui for _, c in chosen] == [pool[1].target_cui, pool[2].target_cui]
 
 
 def test_each_language_walks_the_pools_from_their_start():
