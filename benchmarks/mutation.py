@@ -148,6 +148,9 @@ EQUIVALENT: dict[tuple, str] = {
         "mutant only walks on, deferring every further candidate, and the deferred loop stops at per_tier",
     ("tasks/allocation/allocator.py", "share = sum(sum(v) for v in probe.values()) / seen if seen else 0.0", "0.0 -> 1.0"):
         "seen is 0 only when no set of the pools is viable for the language: the tiers then take nothing either way",
+    ("tasks/allocation/allocator.py", "got[True] += 1", "True -> False"):
+        "without strata (and in the deferred fill) only got[True] + got[False] is read: counting the set on the other "
+        "side changes nothing",
     ("tasks/audit/checks.py", "for cell, c in sorted(rel.cells.items()):", "sorted(x) -> x"):
         "Release builds `cells` in sorted order already (that sort is itself tested)",
     ("tasks/audit/checks.py", "relevant[q] += 1", "+ -> -"): "only the counter's keys are read",
