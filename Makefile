@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed
 CONFIG ?= configs/sample.toml
 export PYTHONHASHSEED := 0
 
-.PHONY: help venv build test test-fast audit sample-vocab bench bench-minhash grounding-eval langid-eval clean
+.PHONY: help venv build test test-fast audit sample-vocab bench bench-minhash grounding-eval langid-eval mutation clean
 
 help:
 	@echo "make build   set up .venv if needed, build the release named by CONFIG ($(CONFIG))"
@@ -60,6 +60,10 @@ grounding-eval: $(STAMP)
 
 langid-eval: $(STAMP)
 	$(BIN)/python benchmarks/langid_eval.py
+
+# Mutation score of the core pure modules (docs/testing.md); MODULE="path ..." for some of them.
+mutation: $(STAMP)
+	$(BIN)/python benchmarks/mutation.py --jobs 2 $(foreach m,$(MODULE),--module $(m)) --json benchmarks/out/mutation.json --markdown benchmarks/out/mutation.md
 
 clean:
 	rm -rf .mmedbench-cache releases .pytest_cache

@@ -1,7 +1,29 @@
-"""User-facing input errors: one line naming file, line, field and what was expected."""
+"""User-facing errors: one line naming file, line, field and what was expected; and the
+exit codes every command uses.
+
+Exit codes (README, "Exit codes"):
+
+    0  success (also: a rebuild that found the identical release already published)
+    1  the audit failed
+    2  a user's input error: a malformed file, a bad config or option, a missing input,
+       or the user's environment (disk full)
+    3  a conflict with another run (another build published a different release under the
+       same version while this one was building)
+    anything else: a bug (the CLI exits 70 and prints the traceback)
+"""
 from __future__ import annotations
 
+import errno
 import os
+
+EXIT_OK = 0
+EXIT_AUDIT_FAILED = 1
+EXIT_INPUT = 2
+EXIT_CONFLICT = 3
+EXIT_BUG = 70  # sysexits' EX_SOFTWARE: an exception nobody turned into one of the above
+
+# errno values that mean "the disk is full", not "the code is wrong"
+DISK_FULL = frozenset({errno.ENOSPC, errno.EDQUOT})
 
 
 def _display(path: str) -> str:
@@ -13,11 +35,52 @@ def _display(path: str) -> str:
     return rel if not rel.startswith("..") else path
 
 
+MAX_MESSAGE = 400  # characters: a value quoted from a file must not turn the line into a page
+
+
+def _one_line(text: str) -> str:
+    """Messages are one line and short, whatever a file's bytes put into them."""
+    text = " ".join(str(text).splitlines()) if any(c in str(text) for c in "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029") else str(text)
+    return text if len(text) <= MAX_MESSAGE else text[: MAX_MESSAGE - 30] + " [...] " + text[-23:]
+
+
 class InputError(Exception):
-    """Bad input from the user. The CLI prints `str(err)` as one line and exits 2."""
+    """Bad input from the user. The CLI prints `str(err)` as one line and exits `exit_code` (2)."""
+
+    exit_code = EXIT_INPUT
 
     def __init__(self, file: str, message: str, line: int | None = None, field: str | None = None):
-        self.file, self.line, self.field, self.message = _display(str(file)), line, field, message
+        self.file, self.line, self.field, self.message = _display(str(file)), line, field, _one_line(message)
         where = self.file if line is None else f"{self.file}:{line}"
-        what = message if field is None else f"field {field!r}: {message}"
+        what = self.message if field is None else f"field {_one_line(field)!r}: {self.message}"
         super().__init__(f"{where}: {what}")
+
+
+class AuditFailedError(InputError):
+    """A build whose own release fails its audit: nothing is published. Exit code 1, as a
+    failed `mmedbench audit`."""
+
+    exit_code = EXIT_AUDIT_FAILED
+
+
+class ConflictError(InputError):
+    """Another run got there first (a different release published under the same version
+    while this one was building). Exit code 3: retrying with another --version fixes it."""
+
+    exit_code = EXIT_CONFLICT
+
+
+def is_disk_full(exc: BaseException) -> bool:
+    return isinstance(exc, OSError) and exc.errno in DISK_FULL
+
+
+def disk_full(exc: OSError, what: str) -> InputError:
+    """The one line for a full disk (or quota): where, and that nothing was left half-written."""
+    where = exc.filename or "?"
+    return InputError(where, f"disk full ({os.strerror(exc.errno)}) while {what}; "
+                             "free some space and run the same command again")
+
+
+def error_result(exc: InputError) -> dict:
+    """How a flow reports an error to the CLI: the one line and the exit code."""
+    return {"error": str(exc), "exit_code": exc.exit_code}

@@ -1,13 +1,15 @@
-"""Deterministic file I/O: canonical JSON lines, sha256, atomic writes."""
+"""Deterministic file I/O: canonical JSON lines, sha256, atomic writes; and the located readers
+(lines of UTF-8 text, JSON lines, a JSON file) that turn any malformed byte into one InputError."""
 from __future__ import annotations
 
 import hashlib
 import json
 import os
+import re
 import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from common.errors import InputError
 
@@ -26,22 +28,122 @@ def write_jsonl(path: Path, records: Iterable[dict]) -> int:
     return n
 
 
-def read_jsonl(path: Path) -> Iterator[tuple[int, dict]]:
-    """Yield (line number, object); a malformed line raises InputError naming it."""
+def _undecodable(path: Path, line_start: bytes, bad: int, line_no: int) -> InputError:
+    """`line_start`: the line's bytes before the first one that is not UTF-8 (`bad`)."""
+    column = len(line_start.decode("utf-8", "replace")) + 1
+    return InputError(path, f"expected UTF-8 text, found byte 0x{bad:02x} at column {column}", line_no)
+
+
+def open_input(path: Path, what: str = "") -> BinaryIO:
+    """Open an input file for reading (binary); a missing or unreadable one is an InputError."""
     path = Path(path)
     if not path.exists():
-        raise InputError(path, "file not found")
-    with path.open(encoding="utf-8") as fh:
-        for line_no, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise InputError(path, f"invalid JSON ({exc.msg} at column {exc.colno})", line_no) from None
-            if not isinstance(obj, dict):
-                raise InputError(path, "expected a JSON object", line_no)
-            yield line_no, obj
+        raise InputError(path, "file not found" + (f" ({what})" if what else ""))
+    if path.is_dir():
+        raise InputError(path, "expected a file, found a folder" + (f" ({what})" if what else ""))
+    try:
+        return open(path, "rb")
+    except OSError as exc:
+        raise InputError(path, f"cannot be read ({exc.strerror or exc})") from None
+
+
+def iter_lines(path: Path, what: str = "") -> Iterator[tuple[int, str]]:
+    """(line number, line) of a UTF-8 text file, each line with its end ("\n"; a CRLF ends as
+    "\n" too). Lines break at LF only. A leading byte-order mark is dropped. Bytes that are
+    not UTF-8 raise InputError naming the line and column."""
+    path = Path(path)
+    with open_input(path, what) as fh:
+        try:
+            for line_no, raw in enumerate(fh, start=1):
+                try:
+                    line = raw.decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    raise _undecodable(path, raw[: exc.start], raw[exc.start], line_no) from None
+                if line_no == 1 and line.startswith("\ufeff"):
+                    line = line[1:]
+                if line.endswith("\r\n"):
+                    line = line[:-2] + "\n"
+                yield line_no, line
+        except OSError as exc:
+            raise InputError(path, f"cannot be read ({exc.strerror or exc})") from None
+
+
+def decode_text(path: Path, raw: bytes) -> str:
+    """A whole file's bytes as text; bytes that are not UTF-8 are an InputError naming the line."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        start = raw.rfind(b"\n", 0, exc.start) + 1
+        raise _undecodable(path, raw[start : exc.start], raw[exc.start], raw.count(b"\n", 0, exc.start) + 1) from None
+    return text[1:] if text.startswith("\ufeff") else text
+
+
+_SURROGATE_ESCAPE = re.compile(r"\\[uU][dD][89a-fA-F]")
+
+
+def _has_surrogate(obj: Any) -> bool:
+    if isinstance(obj, str):
+        return any("\ud800" <= ch <= "\udfff" for ch in obj)
+    if isinstance(obj, dict):
+        return any(_has_surrogate(k) or _has_surrogate(v) for k, v in obj.items())
+    if isinstance(obj, list):
+        return any(_has_surrogate(v) for v in obj)
+    return False
+
+
+def json_problem(exc: Exception) -> str:
+    """What a JSON parse failure means, in one line."""
+    if isinstance(exc, json.JSONDecodeError):
+        return f"invalid JSON ({exc.msg} at column {exc.colno})"
+    if isinstance(exc, RecursionError):
+        return "invalid JSON (nested too deeply)"
+    return "invalid JSON (a number too long to read)"  # int() refuses more than 4300 digits
+
+
+def check_surrogates(path: Path, text: str, obj: Any, line: int | None, start: int = 0, end: int | None = None) -> None:
+    """JSON can spell a lone surrogate (\\ud800), which is not a character and cannot be written
+    back as UTF-8: refuse it where it is read, not where it is written. `obj` was decoded
+    from text[start:end]; it is only walked when that text holds such an escape."""
+    if _SURROGATE_ESCAPE.search(text, start, len(text) if end is None else end) and _has_surrogate(obj):
+        raise InputError(path, "invalid JSON (a \\u escape encodes a lone surrogate, not a character)", line)
+
+
+def loads_located(path: Path, text: str, line: int | None = None) -> Any:
+    """json.loads whose every failure is an InputError at `line` (or at the decoder's line)."""
+    try:
+        obj = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(path, json_problem(exc), line if line is not None else exc.lineno) from None
+    except (ValueError, RecursionError) as exc:
+        raise InputError(path, json_problem(exc), line) from None
+    check_surrogates(path, text, obj, line)
+    return obj
+
+
+def read_jsonl(path: Path, what: str = "") -> Iterator[tuple[int, dict]]:
+    """Yield (line number, object); a malformed line raises InputError naming it."""
+    path = Path(path)
+    for line_no, line in iter_lines(path, what):
+        if not line.strip():
+            continue
+        obj = loads_located(path, line, line_no)
+        if not isinstance(obj, dict):
+            raise InputError(path, "expected a JSON object", line_no)
+        yield line_no, obj
+
+
+def read_json_object(path: Path, what: str = "") -> dict:
+    """A whole-file JSON object (a manifest, a report); any malformation is one InputError."""
+    path = Path(path)
+    with open_input(path, what) as fh:
+        try:
+            raw = fh.read()
+        except OSError as exc:
+            raise InputError(path, f"cannot be read ({exc.strerror or exc})") from None
+    obj = loads_located(path, decode_text(path, raw))
+    if not isinstance(obj, dict):
+        raise InputError(path, "expected a JSON object", 1)
+    return obj
 
 
 class atomic_write:
@@ -58,14 +160,31 @@ class atomic_write:
         return self.fh
 
     def __exit__(self, exc_type, exc, tb):
-        self.fh.flush()
-        os.fsync(self.fh.fileno())
-        self.fh.close()
-        if exc_type is None:
-            os.replace(self.tmp, self.path)
-        else:
-            os.unlink(self.tmp)
+        try:
+            if exc_type is None:
+                self.fh.flush()
+                os.fsync(self.fh.fileno())
+            self.fh.close()
+            if exc_type is None:
+                os.replace(self.tmp, self.path)
+        except BaseException:
+            _discard(self.fh, self.tmp)
+            raise
+        if exc_type is not None:
+            _discard(self.fh, self.tmp)
         return False
+
+
+def _discard(fh, tmp: str) -> None:
+    """Never leave a half-written temporary file behind (a full disk fails close() too)."""
+    try:
+        fh.close()
+    except OSError:
+        pass
+    try:
+        os.unlink(tmp)
+    except FileNotFoundError:
+        pass
 
 
 def sha256_file(path: Path, chunk: int = 1 << 20) -> str:

@@ -13,7 +13,7 @@ from prefect import flow, get_run_logger
 
 from flows.build_release import Counter, _StageInputError, run_stages
 from schemas.config import load_config
-from common.errors import InputError
+from common.errors import InputError, error_result
 from flows.inputs import input_files, next_minor, plan_addition
 from tasks.release.stage import assemble_release
 from flows import progress
@@ -31,20 +31,22 @@ def add_language_flow(base_release: str, config_path: str, version: str | None =
     try:
         manifest, new = plan_addition(base, cfg.languages)
     except InputError as exc:
-        return {"error": str(exc)}
+        return error_result(exc)
     inputs = input_files(loaded)
     work = str(Path(work_dir).resolve() if work_dir else loaded.resolve(cfg.work_dir))
+    version = version or next_minor(manifest["version"])
+    release_root = Path(release_dir) if release_dir else base.parent
+    existed = (release_root / version).exists()  # one that appears while we build is another run's
     runs = Counter()
     try:
         vocab, src, alloc = run_stages(loaded, work, runs, new, base_release=str(base))
     except _StageInputError as exc:
         return {"error": str(exc)}
     logger.info("task runs: %d, cached: %d", runs.runs, runs.cached)
-    version = version or next_minor(manifest["version"])
     try:
-        result = assemble_release(loaded, inputs, vocab, src, alloc, version,
-                                  Path(release_dir) if release_dir else base.parent, base=base, new_languages=new)
+        result = assemble_release(loaded, inputs, vocab, src, alloc, version, release_root, base=base,
+                                  new_languages=new, existed_at_start=existed)
     except InputError as exc:
-        return {"error": str(exc)}
+        return error_result(exc)
     result.update(task_runs=runs.runs, cached=runs.cached, added=new)
     return result

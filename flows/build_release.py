@@ -9,7 +9,7 @@ from pathlib import Path
 from prefect import flow, get_run_logger
 
 from schemas.config import LoadedConfig, load_config
-from common.errors import InputError
+from common.errors import InputError, error_result
 import tasks.grounding.stage  # heavy imports once, in this thread, before tasks run on a pool
 from flows import prefect_tasks as pt
 from flows import progress
@@ -130,6 +130,9 @@ def build_release_flow(config_path: str, version: str | None = None, release_dir
     cfg = loaded.config
     inputs = _input_files(loaded)
     work = str(Path(work_dir).resolve() if work_dir else loaded.resolve(cfg.work_dir))
+    version = version or cfg.version
+    release_root = Path(release_dir) if release_dir else loaded.resolve(cfg.release_dir)
+    existed = (release_root / version).exists()  # one that appears while we build is another run's
     runs = Counter()
     try:
         vocab, src, alloc = run_stages(loaded, work, runs, cfg.languages)
@@ -137,10 +140,9 @@ def build_release_flow(config_path: str, version: str | None = None, release_dir
         return {"error": str(exc)}
     logger.info("task runs: %d, cached: %d", runs.runs, runs.cached)
     try:
-        result = assemble_release(loaded, inputs, vocab, src, alloc, version or cfg.version,
-                                  Path(release_dir) if release_dir else loaded.resolve(cfg.release_dir),
-                                  evaluate=evaluate, work_dir=work)
+        result = assemble_release(loaded, inputs, vocab, src, alloc, version, release_root,
+                                  evaluate=evaluate, work_dir=work, existed_at_start=existed)
     except InputError as exc:
-        return {"error": str(exc)}
+        return error_result(exc)
     result.update(task_runs=runs.runs, cached=runs.cached)
     return result

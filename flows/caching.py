@@ -1,8 +1,14 @@
-"""Content-addressed cache keys for Prefect tasks that pass file paths.
+"""Content-addressed cache keys for Prefect tasks that pass file paths, and the completion
+record that makes a cache entry trustworthy.
 
 Prefect's INPUTS policy hashes argument values; a path string does not change when the
 file behind it does. These keys hash file *contents* (memoised by size and mtime), plus
 the task's source code, so an unchanged stage is skipped and a changed input recomputes.
+
+A stage's output folder gets `_complete.json` (every output file with its size and sha256)
+only after the stage returned. A cached result is used only while that record matches the
+files: a stage killed half-way, a truncated or deleted parquet, or a file edited by hand
+gives another cache key, so the stage runs again and rewrites its folder.
 """
 from __future__ import annotations
 
@@ -13,7 +19,10 @@ import os
 from pathlib import Path
 from typing import Any
 
+from common.jsonio import atomic_write
 from common.version import __version__, code_fingerprint
+
+COMPLETE = "_complete.json"
 
 _FILE_MEMO: dict[tuple[str, int, int], str] = {}
 
@@ -58,6 +67,55 @@ def content_key(name: str, params: dict, fn=None) -> str:
     return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()
 
 
+def output_files(value: Any, out: Path) -> list[Path]:
+    """The files under `out` that a stage's result names (absolute path strings, at any depth)."""
+    if isinstance(value, str):
+        p = Path(value)
+        return [p] if len(value) < 4096 and p.is_absolute() and p.is_relative_to(out) and p.is_file() else []
+    if isinstance(value, dict):
+        return [f for v in value.values() for f in output_files(v, out)]
+    if isinstance(value, (list, tuple)):
+        return [f for v in value for f in output_files(v, out)]
+    return []
+
+
+def mark_complete(out: Path, result: Any) -> None:
+    """Record, after a stage returned, every output file it names with its size and sha256."""
+    files = {f.relative_to(out).as_posix(): {"bytes": f.stat().st_size, "sha256": file_digest(f)}
+             for f in sorted(set(output_files(result, out)))}
+    with atomic_write(out / COMPLETE) as fh:
+        fh.write(json.dumps({"files": files}, sort_keys=True, indent=1) + "\n")
+
+
+def is_complete(out: Path) -> bool:
+    """True when `out` holds a completion record and every file in it is intact."""
+    try:
+        files = json.loads((out / COMPLETE).read_text(encoding="utf-8"))["files"]
+        for rel, entry in files.items():
+            f = out / rel
+            if f.stat().st_size != entry["bytes"] or file_digest(f) != entry["sha256"]:
+                return False
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return False
+    return True
+
+
 def task_cache_key(context, parameters: dict) -> str:
-    """Prefect `cache_key_fn`: task source + contents of any files named in the parameters."""
-    return content_key(context.task.name, dict(parameters), context.task.fn)
+    """Prefect `cache_key_fn`: task source + contents of any files named in the parameters.
+
+    A stage whose output folder is not complete (no completion record, or a file that no
+    longer matches it) never uses a cached result: when one is stored under its key, the
+    run gets a one-off key instead, so the stage runs again (and rewrites its folder)."""
+    key = content_key(context.task.name, dict(parameters), context.task.fn)
+    out_of = getattr(context.task.fn, "stage_dir", None)
+    if out_of is not None and not is_complete(out_of(dict(parameters))) and _stored(context, key):
+        return f"{key}-recompute-{os.urandom(8).hex()}"
+    return key
+
+
+def _stored(context, key: str) -> bool:
+    """Whether Prefect holds a result record under `key` (when it cannot say: assume so)."""
+    try:
+        return bool(context.result_store.exists(key))
+    except Exception:  # noqa: BLE001 - any doubt means: do not trust the record
+        return True

@@ -1,10 +1,10 @@
 """The build's input files, checked before anything runs (no Prefect import here)."""
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from schemas.config import LoadedConfig
+from schemas.records import load_manifest
 from common.errors import InputError
 
 
@@ -50,7 +50,7 @@ def plan_addition(base: Path, languages: list[str]) -> tuple[dict, list[str]]:
     path = base / "manifest.json"
     if not path.exists():
         raise InputError(base, "not a release folder (no manifest.json)")
-    manifest = json.loads(path.read_text(encoding="utf-8"))
+    manifest = load_manifest(path)
     old = manifest["config"]["languages"]
     missing = [l for l in old if l not in languages]
     if missing:

@@ -4,8 +4,10 @@ Kept apart from the stages so that `mmedbench audit` and `mmedbench ground` neve
 import Prefect (whose start-up costs seconds). Each wrapper:
   - derives its output folder from a content key (task source + input file contents),
     so a cached result's paths are exactly the files it wrote;
-  - turns a user's input error into a result the flow reports as one line, instead of
-    a failed task run with a traceback in the log.
+  - turns a user's input error (or a full disk) into a result the flow reports as one
+    line, instead of a failed task run with a traceback in the log;
+  - marks its folder complete (flows/caching.py) only after the stage returned, so a
+    stage killed half-way is never taken for a cached result.
 """
 from __future__ import annotations
 
@@ -15,31 +17,45 @@ from pathlib import Path
 
 from prefect import task
 
-from flows.caching import content_key, task_cache_key
+from common.errors import InputError, disk_full, is_disk_full
+from common.testhooks import hold
+from flows.caching import content_key, mark_complete, task_cache_key
 from flows.progress import track_submits
-from common.errors import InputError
 
 INPUT_ERROR = "__input_error__"
 
 
 def _stage_dir(name: str, fn, params: dict) -> Path:
     key = content_key(name, {k: v for k, v in params.items() if k != "work_dir"}, fn)
-    d = Path(params["work_dir"]) / name / key[:16]
-    d.mkdir(parents=True, exist_ok=True)
-    return d
+    return Path(params["work_dir"]) / name / key[:16]
 
 
 def stage(name: str):
     def deco(fn):
         @functools.wraps(fn)
         def wrapper(**params):
+            out = _stage_dir(name, fn, params)
             try:
-                return fn(_stage_dir(name, fn, params), **params)
+                out.mkdir(parents=True, exist_ok=True)
+                result = fn(out, **params)
             except InputError as exc:
                 return {INPUT_ERROR: str(exc)}
+            except OSError as exc:
+                if not is_disk_full(exc):
+                    raise
+                return {INPUT_ERROR: str(disk_full(exc, f"writing the {name} stage's results under {out.parent}"))}
+            hold(f"{name}:written")  # tests only: stop here, outputs written but not marked complete
+            try:
+                mark_complete(out, result)
+            except OSError as exc:
+                if not is_disk_full(exc):
+                    raise
+                return {INPUT_ERROR: str(disk_full(exc, f"writing the {name} stage's results under {out.parent}"))}
+            return result
 
         sig = inspect.signature(fn)
         wrapper.__signature__ = sig.replace(parameters=list(sig.parameters.values())[1:])
+        wrapper.stage_dir = lambda params: _stage_dir(name, fn, params)  # read by task_cache_key
         return track_submits(task(name=name, cache_key_fn=task_cache_key, persist_result=True)(wrapper), name)
 
     return deco

@@ -1,7 +1,9 @@
 """The `mmedbench` command line: build, audit, ground, stats, evaluate.
 
-A user's mistake (bad input, bad config) prints one line and exits 2; a failed audit
-exits 1. Commands that need no orchestration (audit, ground, stats) never import Prefect.
+Exit codes (common/errors.py, README "Exit codes"): 0 success, 1 the audit failed, 2 a
+user's input error (one line `error: file:line: field: what was expected`), 3 a conflict
+with another run; anything else is a bug (70, with the traceback). Commands that need no
+orchestration (audit, ground, stats) never import Prefect.
 """
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ from typing import List, Optional
 
 import typer
 
-from common.errors import InputError
+from common.errors import EXIT_BUG, EXIT_INPUT, InputError, is_disk_full
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="Build, version and audit the MMed-Bench-IR benchmark.")
 DEFAULT_CONFIG = "configs/sample.toml"
@@ -44,6 +46,12 @@ def _prefect_environment(loaded, work_dir: Optional[Path], verbose: bool) -> Pat
     # the command prints its own summary. --verbose brings them back.
     os.environ.setdefault("PREFECT_LOGGING_LEVEL", "INFO" if verbose else "WARNING")
     os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+    # Prefect's temporary server shares one SQLite database (~/.prefect) between concurrent
+    # runs; on a busy machine two of them starting at once need more than its default 20 s.
+    os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "180")
+    # ... and its bookkeeping may then log tracebacks about events it retries or drops on
+    # shutdown, which say nothing about the build: its own log level, unless --verbose.
+    os.environ.setdefault("PREFECT_SERVER_LOGGING_LEVEL", "WARNING" if verbose else "CRITICAL")
     return work
 
 
@@ -82,7 +90,7 @@ def build(
         result = flow_fn(str(config), version, str(release_dir) if release_dir else None,
                                     str(work), evaluate)
     if "error" in result:
-        _fail(result["error"])
+        _fail(result["error"], result.get("exit_code", EXIT_INPUT))
     cells = result["cells"]
     typer.echo(f"release {result['release']} {result['status']}; audit passed; "
                f"task runs {result['task_runs']}, cached {result['cached']}")
@@ -117,7 +125,7 @@ def add_language(
     with _progress(quiet):
         result = add_language_flow(str(base), str(config), version, str(release_dir) if release_dir else None, str(work))
     if "error" in result:
-        _fail(result["error"])
+        _fail(result["error"], result.get("exit_code", EXIT_INPUT))
     typer.echo(f"release {result['release']} {result['status']} (added {', '.join(result['added'])}); audit passed; "
                f"task runs {result['task_runs']}, cached {result['cached']}")
     for cell in sorted(result["cells"]):
@@ -134,10 +142,15 @@ def audit(
     json_out: Optional[Path] = typer.Option(None, "--json", help="Also write the report as JSON here."),
 ) -> None:
     """Re-run every quality check on a release, using nothing but the release folder."""
+    from schemas.records import load_manifest
     from tasks.audit.stage import audit_release, report_markdown
 
     if not (release / "manifest.json").exists():
         _fail(f"{release}: not a release folder (no manifest.json)")
+    try:
+        load_manifest(release / "manifest.json")  # the audit needs a readable manifest to know what to check
+    except InputError as exc:
+        _fail(str(exc))
     try:
         report = audit_release(release)
     except (json.JSONDecodeError, KeyError, ValueError) as exc:
@@ -157,7 +170,7 @@ def ground(
     from schemas.config import load_config
     from tasks.grounding.grounder import Grounder
     from umls.configured import build_configured_vocabulary, vocabulary_files
-    from flows.caching import content_key
+    from flows.caching import content_key, is_complete, mark_complete
 
     try:
         loaded = load_config(config)
@@ -175,8 +188,9 @@ def ground(
         key = content_key("ground-cli-vocab", {"format": v.format, "lat": lat, "srl": v.max_srl, "roots": v.roots,
                                                "files": {p.relative_to(vpath).as_posix(): str(p) for p in vocabulary_files(v.format, vpath)}})
         vdir = work / "ground-cli" / key[:16]
-        if not (vdir / "atoms.parquet").exists():
-            build_configured_vocabulary(v.format, vpath, vdir, lat, v.max_srl, loaded.registry["en"].preferred_sources, v.roots)
+        if not is_complete(vdir):  # never a folder a killed run left half-written
+            mark_complete(vdir, build_configured_vocabulary(v.format, vpath, vdir, lat, v.max_srl,
+                                                            loaded.registry["en"].preferred_sources, v.roots))
         g = Grounder(vdir / "atoms.parquet", loaded.registry[lang], work / "indexes", cfg.grounding.quickumls_threshold, cfg.grounding.quickumls_window)
     except InputError as exc:
         _fail(str(exc))
@@ -190,13 +204,18 @@ def ground(
 @app.command()
 def stats(release: Path = typer.Argument(..., help="A release folder.")) -> None:
     """Print a release's cells, counts and provenance from its manifest."""
+    from schemas.records import load_manifest
+
     path = release / "manifest.json"
     if not path.exists():
         _fail(f"{release}: not a release folder (no manifest.json)")
-    m = json.loads(path.read_text(encoding="utf-8"))
+    try:
+        m = load_manifest(path)
+    except InputError as exc:
+        _fail(str(exc))
     typer.echo(f"release {m['version']} (build {m['build_id'][:12]}, code {m['code_version']})")
     for cell, c in sorted(m["cells"].items()):
-        prov = ", ".join(f"{k}={v}" for k, v in c["provenance"].items())
+        prov = ", ".join(f"{k}={v}" for k, v in c.get("provenance", {}).items())
         typer.echo(f"  {cell:14s} queries={c['queries']:<5d} documents={c['documents']:<6d} qrels={c['qrels']:<5d} {prov}")
     for reason, n in sorted(m["dropped"].items()):
         typer.echo(f"  dropped: {reason}: {n}")
@@ -216,7 +235,30 @@ app.command()(evaluate)
 
 
 def main() -> None:
-    app()
+    """Run the app; whatever escapes a command still ends in a distinct exit code."""
+    try:
+        app()
+    except InputError as exc:  # a user's mistake a command did not turn into its line itself
+        typer.echo(f"error: {exc}", err=True)
+        sys.exit(exc.exit_code)
+    except OSError as exc:
+        if not is_disk_full(exc):
+            raise _bug(exc)
+        typer.echo(f"error: {exc.filename or '?'}: disk full ({exc.strerror}); free some space and run the same command again", err=True)
+        sys.exit(EXIT_INPUT)
+    except KeyboardInterrupt:
+        typer.echo("interrupted", err=True)
+        sys.exit(130)
+    except Exception as exc:
+        raise _bug(exc)
+
+
+def _bug(exc: BaseException) -> SystemExit:
+    import traceback
+
+    traceback.print_exception(exc)
+    typer.echo(f"error: a bug in mmedbench ({type(exc).__name__}); the traceback above says where (exit {EXIT_BUG})", err=True)
+    return SystemExit(EXIT_BUG)
 
 
 if __name__ == "__main__":

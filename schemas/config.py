@@ -1,6 +1,7 @@
 """Build configuration and the language registry: TOML in, validated pydantic models out."""
 from __future__ import annotations
 
+import re
 import tomllib
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -8,6 +9,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, model_validator
 
 from common.errors import InputError
+from common.jsonio import decode_text, open_input
 from schemas.records import LangCode
 
 ENGINES = ("google", "deepl", "microsoft", "mymemory", "libre")
@@ -181,25 +183,44 @@ def _first_error(path: Path, exc: ValidationError) -> InputError:
     return InputError(path, err["msg"], field=field)
 
 
+_TOML_AT = re.compile(r"^(.*) \(at line (\d+), column (\d+)\)$")
+
+
 def _read_toml(path: Path) -> dict:
-    if not path.exists():
-        raise InputError(path, "file not found")
+    """A TOML file as a dict; any malformed byte or syntax is one InputError at its line."""
+    with open_input(path) as fh:
+        try:
+            raw = fh.read()
+        except OSError as exc:
+            raise InputError(path, f"cannot be read ({exc.strerror or exc})") from None
+    text = decode_text(path, raw)
     try:
-        with path.open("rb") as fh:
-            return tomllib.load(fh)
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
+        m = _TOML_AT.match(str(exc))
+        if m:
+            raise InputError(path, f"invalid TOML: {m.group(1)} (column {m.group(3)})", line=int(m.group(2))) from None
+        what = str(exc).removesuffix(" (at end of document)")
+        if what != str(exc):
+            raise InputError(path, f"invalid TOML: {what} (at the end of the file)", line=text.count("\n") + 1) from None
         raise InputError(path, f"invalid TOML: {exc}") from None
+    except RecursionError:
+        raise InputError(path, "invalid TOML: arrays or tables nested too deeply") from None
 
 
 def load_registry(path: Path) -> dict[str, Language]:
     raw = _read_toml(path).get("languages", {})
+    if not isinstance(raw, dict):
+        raise InputError(path, "expected a table of languages ([languages.<code>])", field="languages")
     out: dict[str, Language] = {}
     for code, entry in raw.items():
+        if not isinstance(entry, dict):
+            raise InputError(path, "expected a table (name, scripts, ...)", field=f"languages.{code}")
         try:
-            out[code] = Language(code=code, **entry)
+            out[code] = Language(**{**entry, "code": code})
         except ValidationError as exc:
             err = _first_error(path, exc)
-            raise InputError(path, err.message, field=f"languages.{code}.{err.field}") from None
+            raise InputError(path, err.message, field=f"languages.{code}" + (f".{err.field}" if err.field else "")) from None
     return out
 
 

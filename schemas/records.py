@@ -5,9 +5,13 @@ that a release that drifts from its contract fails the audit loudly.
 """
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, model_validator
+
+from common.errors import InputError
+from common.jsonio import read_json_object
 
 Cui = Annotated[str, StringConstraints(pattern=r"^C\d{7}$")]
 LangCode = Annotated[str, StringConstraints(pattern=r"^[a-z]{2,3}(-[A-Za-z0-9]{2,8})?$")]
@@ -184,3 +188,19 @@ class AuditReport(Strict):
     version: NonEmpty
     passed: bool
     checks: list[AuditCheck]
+
+
+def load_manifest(path: Path | str) -> dict:
+    """A release's manifest.json, checked against `ReleaseManifest`; anything malformed is one
+    InputError naming the file, the line (when it is not JSON) or the field."""
+    path = Path(path)
+    raw = read_json_object(path, "a release manifest")
+    try:
+        ReleaseManifest.model_validate(raw)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        raise InputError(path, err["msg"], field=".".join(str(p) for p in err["loc"]) or None) from None
+    languages = raw["config"].get("languages")
+    if not isinstance(languages, list) or not all(isinstance(l, str) for l in languages):
+        raise InputError(path, "expected the build's language codes", field="config.languages")
+    return raw

@@ -120,3 +120,45 @@ def test_unknown_runner(tmp_path):
 def test_dask_runner_needs_an_address(tmp_path):
     line = _one_error_line(_cli("build", "--config", str(_config(tmp_path)), "--runner", "dask"))
     assert "--address" in line
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name,line_no,bad_byte", [
+    ("xqa.jsonl", 3, b"\xff"),  # a source
+    ("tm_xqa.jsonl", 2, b"\xc3("),  # a translation memory: a UTF-8 lead byte without its continuation
+    ("evidence_background.jsonl", 4, b"\xfe"),  # a background file
+])
+def test_an_undecodable_byte_in_any_jsonl_input_is_one_line(tmp_path, name, line_no, bad_byte):
+    """Issue #13's first probe, through the CLI, for each kind of JSON-lines input the same
+    reader serves: one line naming file, line and column; exit 2; nothing written."""
+    lines = (ROOT / "sources" / "sample" / name).read_bytes().splitlines(keepends=True)
+    at = lines[line_no - 1].index(b'": "') + 4
+    column = len(lines[line_no - 1][:at].decode("utf-8")) + 1
+    lines[line_no - 1] = lines[line_no - 1][:at] + bad_byte + lines[line_no - 1][at:]
+    bad = tmp_path / name
+    bad.write_bytes(b"".join(lines))
+    cfg = _config(tmp_path, **{f'"{ROOT}/sources/sample/{name}"': f'"{bad}"'})
+    line = _one_error_line(_cli("build", "--config", str(cfg)))
+    assert line == f"error: {bad}:{line_no}: expected UTF-8 text, found byte 0x{bad_byte[0]:02x} at column {column}"
+    assert not (tmp_path / "releases").exists() or list((tmp_path / "releases").iterdir()) == []
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("row,field,value,expected", [
+    (7, 1, "EN1", "field 'LAT': expected pattern ^[A-Z]{3}$, got 'EN1'"),
+    (10, 1, "ÉNG", "field 'LAT': expected pattern ^[A-Z]{3}$, got 'ÉNG'"),
+    (5, 0, "C000077\u0663", "field 'CUI': expected pattern ^C\\d{7}$, got 'C000077\u0663'"),  # an Arabic-Indic digit
+])
+def test_values_the_rrf_patterns_forbid_are_one_line(tmp_path, row, field, value, expected):
+    """Issue #13's RRF probe through the CLI: the fast pre-check no longer lets these through."""
+    vocab = tmp_path / "umls"
+    shutil.copytree(ROOT / "umls" / "sample", vocab)
+    rows = (vocab / "MRCONSO.RRF").read_text(encoding="utf-8").splitlines(keepends=True)
+    fields = rows[row - 1].split("|")
+    fields[field] = value
+    rows[row - 1] = "|".join(fields)
+    (vocab / "MRCONSO.RRF").write_text("".join(rows), encoding="utf-8")
+    cfg = _config(tmp_path, **{f'path = "{ROOT}/umls/sample"': f'path = "{vocab}"'})
+    line = _one_error_line(_cli("build", "--config", str(cfg)))
+    assert line == f"error: {vocab}/MRCONSO.RRF:{row}: {expected}"
+    assert not (tmp_path / "releases").exists() or list((tmp_path / "releases").iterdir()) == []

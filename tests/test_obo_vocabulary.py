@@ -5,7 +5,6 @@ checked when present (skipped with a reason otherwise).
 """
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pyarrow.compute as pc
@@ -311,10 +310,8 @@ def test_tiny_input_errors(tiny, tmp_path):
 def real(tmp_path_factory):
     data = require_shared("hpo", "hp.obo").parents[1]
     out = tmp_path_factory.mktemp("obo-vocab")
-    start = time.perf_counter()
     paths = build_obo_vocabulary(data, out, LAT, PREFERRED_EN)
-    seconds = time.perf_counter() - start
-    return {"paths": paths, "seconds": seconds, "data": data, "out": out}
+    return {"paths": paths, "data": data, "out": out}
 
 
 @pytest.mark.shared
@@ -326,7 +323,6 @@ def test_real_all_concepts_and_languages(real):
     assert set(atoms["sab"].to_pylist()) == set(SABS)
     assert all(concepts["name_en"].to_pylist())  # every concept has an English name
     assert pq.read_table(real["paths"]["parents"]).num_rows > 15000
-    assert real["seconds"] < 30, f"took {real['seconds']:.1f} s"
 
 
 @pytest.mark.shared

@@ -14,13 +14,14 @@ whole sub-hierarchies, so that hard-tier confusion sets (siblings) exist.
 from __future__ import annotations
 
 import argparse
-import csv
 import hashlib
 import sys
 from collections import defaultdict
 from collections.abc import Callable, Set as AbstractSet
 from pathlib import Path
 
+from common.errors import InputError
+from common.jsonio import iter_lines
 from umls.obo import OboTerm, parse_obo
 
 # Sub-hierarchies kept in the sample: a coherent clinical domain
@@ -90,17 +91,34 @@ def _sty_for(term_id: str, name: str, ancestors: set[str]) -> str:
     return "T033" if term_id.startswith("HP:") else "T047"
 
 
+BABELON_COLUMNS = ("subject_id", "predicate_id", "translation_status", "translation_value")
+
+
 def _read_babelon(path: Path) -> dict[str, str]:
-    """Official rdfs:label translations by HPO id (column order differs between files)."""
+    """Official rdfs:label translations by HPO id (column order differs between files: the
+    header names them). Tab-separated, unquoted; a malformed file is one InputError."""
     labels: dict[str, str] = {}
-    with path.open(encoding="utf-8", newline="") as fh:
-        reader = csv.DictReader(fh, delimiter="\t", quoting=csv.QUOTE_NONE)
-        for row in reader:
-            if row.get("predicate_id") != "rdfs:label" or row.get("translation_status") != "OFFICIAL":
-                continue
-            value = (row.get("translation_value") or "").strip()
-            if value and value != "NA":
-                labels.setdefault(row["subject_id"], value)
+    header: dict[str, int] | None = None
+    for line_no, line in iter_lines(path, "HPO's babelon label translations"):
+        cells = line.rstrip("\n").split("\t")
+        if header is None:
+            header = {name: i for i, name in enumerate(cells)}
+            missing = [c for c in BABELON_COLUMNS if c not in header]
+            if missing:
+                raise InputError(path, f"expected a header naming the columns {', '.join(BABELON_COLUMNS)} "
+                                       f"(missing: {', '.join(missing)})", line=line_no)
+            continue
+        if not line.strip():
+            continue
+        row = {name: cells[i] if i < len(cells) else None for name, i in header.items()}
+        if row["predicate_id"] != "rdfs:label" or row["translation_status"] != "OFFICIAL":
+            continue
+        value = (row["translation_value"] or "").strip()
+        if value and value != "NA":
+            subject = (row["subject_id"] or "").strip()
+            if not subject:
+                raise InputError(path, "expected an HPO id", line=line_no, field="subject_id")
+            labels.setdefault(subject, value)
     return labels
 
 

@@ -8,6 +8,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
+
+from common.errors import InputError
+from common.jsonio import iter_lines
 
 _QUOTED = re.compile(r'^"((?:[^"\\]|\\.)*)"\s*(\S+)?')
 
@@ -23,9 +27,19 @@ class OboTerm:
     obsolete: bool = False
 
 
-class OboFormatError(ValueError):
+class OboFormatError(InputError, ValueError):
+    """A malformed OBO line: an InputError (`path:line: message`), and a ValueError as before."""
+
     def __init__(self, path: str, line_no: int, message: str):
-        super().__init__(f"{path}:{line_no}: {message}")
+        super().__init__(path, message, line=line_no)
+
+
+def _first_word(value: str, path: str, line_no: int, tag: str, comment: bool = True) -> str:
+    """The value's first word (before a trailing '! comment' when `comment`)."""
+    words = (value.split("!")[0] if comment else value).split()
+    if not words:
+        raise OboFormatError(path, line_no, f"{tag}: expected a term id, got {value[:60]!r}")
+    return words[0]
 
 
 def _unquote(value: str) -> tuple[str, str]:
@@ -55,6 +69,8 @@ def parse_obo(lines: Iterable[str], path: str = "<obo>") -> Iterator[OboTerm]:
         value = value.strip()
         # drop trailing '! comment' on reference tags only (names may contain '!')
         if tag == "id":
+            if not value:
+                raise OboFormatError(path, line_no, "id: expected a term id, got nothing")
             term = OboTerm(id=value)
             continue
         if term is None:
@@ -69,10 +85,15 @@ def parse_obo(lines: Iterable[str], path: str = "<obo>") -> Iterator[OboTerm]:
                 raise OboFormatError(path, line_no, "synonym: expected a quoted string")
             term.synonyms.append((text, scope))
         elif tag == "xref":
-            term.xrefs.append(value.split()[0])
+            term.xrefs.append(_first_word(value, path, line_no, "xref", comment=False))
         elif tag == "is_a":
-            term.parents.append(value.split("!")[0].strip().split()[0])
+            term.parents.append(_first_word(value, path, line_no, "is_a"))
         elif tag == "is_obsolete":
             term.obsolete = value == "true"
     if term is not None:
         yield term
+
+
+def read_obo(path: Path | str) -> Iterator[OboTerm]:
+    """Every [Term] stanza of an OBO file; any malformed byte or line is one InputError."""
+    return parse_obo((line for _, line in iter_lines(Path(path))), str(path))

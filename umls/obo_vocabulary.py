@@ -52,7 +52,8 @@ import pyarrow as pa
 
 from common.errors import InputError
 from umls import derive_sample as ds
-from umls.obo import OboFormatError, OboTerm, parse_obo
+from common.jsonio import iter_lines
+from umls.obo import OboFormatError, OboTerm, read_obo
 from umls.semgroups import group_of
 from common.parquet import write_parquet
 
@@ -113,8 +114,7 @@ def _require(path: Path, what: str) -> Path:
 def _read_obo(path: Path) -> dict[str, OboTerm]:
     _require(path, "an OBO ontology the open vocabulary is built from")
     try:
-        with path.open(encoding="utf-8") as fh:
-            return {t.id: t for t in parse_obo(fh, str(path)) if not t.obsolete}
+        return {t.id: t for t in read_obo(path) if not t.obsolete}
     except OboFormatError as exc:
         m = re.match(r"^(.*):(\d+): (.*)$", str(exc), flags=re.S)
         if m:
@@ -126,15 +126,13 @@ def _read_do_tsv(path: Path, what: str) -> list[tuple[int, list[str]]]:
     """Rows of a DO TSV export (header skipped), quotes stripped, with their line numbers."""
     _require(path, what)
     rows = []
-    with path.open(encoding="utf-8") as fh:
-        next(fh, None)
-        for line_no, line in enumerate(fh, start=2):
-            if not line.strip():
-                continue
-            cells = [c.strip('"') for c in line.rstrip("\n").split("\t")]
-            if len(cells) != 3:
-                raise InputError(path, f"expected 3 tab-separated columns, found {len(cells)}", line=line_no)
-            rows.append((line_no, cells))
+    for line_no, line in iter_lines(path, what):
+        if line_no == 1 or not line.strip():  # the header
+            continue
+        cells = [c.strip('"') for c in line.rstrip("\n").split("\t")]
+        if len(cells) != 3:
+            raise InputError(path, f"expected 3 tab-separated columns, found {len(cells)}", line=line_no)
+        rows.append((line_no, cells))
     return rows
 
 

@@ -3,10 +3,15 @@
 RRF is '|'-separated, unquoted, with a trailing '|' on every line. Files are read with
 pyarrow's streaming CSV reader, keeping only the requested columns, so a full release
 (about 17M MRCONSO rows) never becomes an object-dtype DataFrame. A malformed row
-raises InputError naming the file and line.
+raises InputError naming the file, the line and the field: the fast path only detects that
+something is wrong (pyarrow fails on a row with the wrong number of fields or bytes that are
+not UTF-8; vectorised checks catch a missing trailing '|' or a value that breaks its
+pattern); a sequential scan, on the error path only, then finds the first malformed line in
+file order and says what was expected there.
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -36,43 +41,68 @@ PATTERNS: dict[str, dict[str, str]] = {
 BLOCK_SIZE = 16 << 20
 
 
-def _invalid_row(path: Path, ncols: int, state: dict):
-    def handler(row) -> str:
-        # pyarrow numbers rows from 1 in the file; keep the first problem and stop after it
-        if "error" not in state:
-            line = row.number if row.number is not None else _find_bad_line(path, ncols)
-            state["error"] = InputError(
-                path,
-                f"expected {ncols - 1} '|'-terminated fields, found {row.actual_columns - 1}",
-                line=line,
-            )
-        return "skip"
-
-    return handler
-
-
 def _cheap_ok(column: pa.Array, name: str):
     """A vectorised pre-check that is exact for the common columns; the regex (slower,
-    about 0.2 s per 3M rows and column) only runs when it fails or does not apply."""
+    about 0.2 s per 3M rows and column) only runs when it fails or does not apply. Byte
+    lengths and ASCII classes: a non-ASCII digit or letter must fail here as in the regex."""
     if name in ("CUI", "CUI1", "CUI2"):
-        return pc.and_(pc.equal(pc.utf8_length(column), 8),
-                       pc.and_(pc.starts_with(column, "C"), pc.utf8_is_digit(pc.utf8_slice_codeunits(column, 1))))
+        return pc.and_(pc.equal(pc.binary_length(column), 8),
+                       pc.and_(pc.starts_with(column, "C"), pc.ascii_is_decimal(pc.utf8_slice_codeunits(column, 1))))
     if name in ("ISPREF",):
         return pc.is_in(column, value_set=pa.array(["Y", "N"]))
     if name == "SRL":
-        return pc.and_(pc.equal(pc.utf8_length(column), 1), pc.utf8_is_digit(column))
+        return pc.and_(pc.equal(pc.binary_length(column), 1), pc.ascii_is_decimal(column))
     if name == "LAT":
-        return pc.and_(pc.equal(pc.utf8_length(column), 3), pc.utf8_is_upper(column))
+        return pc.and_(pc.equal(pc.binary_length(column), 3), pc.and_(pc.ascii_is_alpha(column), pc.ascii_is_upper(column)))
     return None
 
 
-def _find_bad_line(path: Path, ncols: int) -> int | None:
-    """Error path only: pyarrow's multi-threaded reader does not number rows."""
-    with open(path, encoding="utf-8", errors="replace") as fh:
-        for line_no, line in enumerate(fh, start=1):
-            if line.rstrip("\r\n").count("|") + 1 != ncols:
-                return line_no
+_LINE_BREAK = re.compile(rb"\r\n|\r|\n")  # what pyarrow's CSV reader breaks rows at
+
+
+def _lines(path: Path) -> Iterator[bytes]:
+    """The file's lines (without their ends) as pyarrow's reader sees them."""
+    with open(path, "rb") as fh:
+        for chunk in fh:
+            pieces = _LINE_BREAK.split(chunk)
+            yield from pieces[:-1] if len(pieces) > 1 else pieces
+
+
+def _first_problem(path: Path, name: str, columns: list[str], checks: dict[str, str]) -> InputError | None:
+    """Error path only: the first malformed line in file order, by a sequential scan. The
+    fast path parses blocks on threads and does not know line numbers; this scan applies
+    its rules (field count, trailing '|', UTF-8 and pattern of the columns read: the others
+    are skipped unread, as pyarrow skips them), so it finds what made the fast path fail,
+    and where."""
+    fields_expected = len(COLUMNS[name])
+    read = [i for i, c in enumerate(COLUMNS[name]) if c in columns]
+    compiled = {c: re.compile(p, re.ASCII) for c, p in checks.items()}
+    for line_no, raw in enumerate(_lines(path), start=1):
+        fields = raw.split(b"|")
+        if len(fields) != fields_expected + 1:
+            return InputError(path, f"expected {fields_expected} '|'-terminated fields, found {len(fields) - 1}", line=line_no)
+        if fields[-1] != b"":
+            return InputError(path, "expected the line to end with '|' after the last field", line=line_no)
+        values = {}
+        for i in read:
+            try:
+                values[COLUMNS[name][i]] = fields[i].decode("utf-8")
+            except UnicodeDecodeError as exc:
+                start = sum(len(f) + 1 for f in fields[:i]) + exc.start
+                column = len(raw[:start].decode("utf-8", "replace")) + 1
+                return InputError(path, f"expected UTF-8 text, found byte 0x{raw[start]:02x} at column {column}",
+                                  line=line_no, field=COLUMNS[name][i])
+        for col, rx in compiled.items():
+            if not rx.fullmatch(values[col]):
+                return InputError(path, f"expected pattern {checks[col]}, got {values[col]!r}", line=line_no, field=col)
     return None
+
+
+def _located(path: Path, name: str, columns: list[str], checks: dict[str, str], fallback: InputError) -> InputError:
+    try:
+        return _first_problem(path, name, columns, checks) or fallback
+    except OSError as exc:
+        return InputError(path, f"cannot be read ({exc.strerror or exc})")
 
 
 def read_rrf(path: Path, columns: list[str], block_size: int = BLOCK_SIZE) -> Iterator[pa.RecordBatch]:
@@ -83,33 +113,37 @@ def read_rrf(path: Path, columns: list[str], block_size: int = BLOCK_SIZE) -> It
         raise InputError(path, f"not a known RRF file (expected one of {', '.join(sorted(COLUMNS))})")
     if not path.exists():
         raise InputError(path, "file not found")
+    if not path.is_file():
+        raise InputError(path, "expected a file, found a folder")
     names = COLUMNS[name] + ["_TRAILING"]
     unknown = [c for c in columns if c not in COLUMNS[name]]
     if unknown:
         raise ValueError(f"{name} has no column {unknown[0]}")
-    state: dict = {}
+    checks = {c: p for c, p in PATTERNS.get(name, {}).items() if c in columns}
     if path.stat().st_size == 0:
         return
     try:
-        reader = _open(path, names, columns, block_size, state)
-    except pa.ArrowInvalid as exc:
-        raise InputError(path, f"unreadable RRF: {exc}") from None
-    yield from _batches(path, name, reader, columns, state)
+        reader = _open(path, names, columns, block_size)
+    except (pa.ArrowException, OSError) as exc:
+        raise _located(path, name, columns, checks, _unreadable(path, exc)) from None
+    yield from _batches(path, name, reader, columns, checks)
 
 
-def _open(path: Path, names: list[str], columns: list[str], block_size: int, state: dict):
+def _unreadable(path: Path, exc: Exception) -> InputError:
+    return InputError(path, f"unreadable RRF: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}")
+
+
+def _open(path: Path, names: list[str], columns: list[str], block_size: int):
     return pacsv.open_csv(
         path,
         read_options=pacsv.ReadOptions(column_names=names, block_size=block_size, use_threads=True),
-        parse_options=pacsv.ParseOptions(
-            delimiter="|", quote_char=False, escape_char=False, double_quote=False,
-            newlines_in_values=False, ignore_empty_lines=False,  # a blank line is malformed RRF; counting it keeps line numbers exact
-            invalid_row_handler=_invalid_row(path, len(names), state),
-        ),
+        # unquoted and unescaped: a '"' is data and a newline always ends a row
+        parse_options=pacsv.ParseOptions(delimiter="|", quote_char=False, escape_char=False,
+                                         ignore_empty_lines=False),  # a blank line is malformed RRF
         convert_options=pacsv.ConvertOptions(
             include_columns=list(dict.fromkeys(columns + ["_TRAILING"])),
             column_types={c: pa.string() for c in names},
-            strings_can_be_null=False, quoted_strings_can_be_null=False,
+            strings_can_be_null=False,  # an empty field is "", never null
         ),
     )
 
@@ -129,34 +163,22 @@ def _read_ahead(reader) -> Iterator[pa.RecordBatch]:
             yield batch
 
 
-def _batches(path: Path, name: str, reader, columns: list[str], state: dict) -> Iterator[pa.RecordBatch]:
-    checks = {c: p for c, p in PATTERNS.get(name, {}).items() if c in columns}
-    first_line = 1
+def _batches(path: Path, name: str, reader, columns: list[str], checks: dict[str, str]) -> Iterator[pa.RecordBatch]:
+    """Validate each block vectorised; on the first problem, `_located` names its line."""
     try:
         for batch in _read_ahead(reader):
-            if "error" in state:
-                raise state["error"]
-            trailing = batch.column("_TRAILING")
-            bad_trailing = pc.not_equal(trailing, "")
-            if pc.any(bad_trailing).as_py():
-                idx = pc.index(bad_trailing, True).as_py()
-                raise InputError(path, "expected the line to end with '|' after the last field", line=first_line + idx)
+            if pc.any(pc.not_equal(batch.column("_TRAILING"), "")).as_py():
+                raise _located(path, name, columns, checks, InputError(path, "expected every line to end with '|' after its last field"))
             for col, pattern in checks.items():
                 ok = _cheap_ok(batch.column(col), col)
                 if ok is None or not pc.all(ok).as_py():
-                    ok = pc.match_substring_regex(batch.column(col), pattern)
-                if not pc.all(ok).as_py():
-                    idx = pc.index(ok, False).as_py()
-                    value = batch.column(col)[idx].as_py()
-                    raise InputError(path, f"expected pattern {pattern}, got {value!r}", line=first_line + idx, field=col)
-            first_line += batch.num_rows
+                    if not pc.all(pc.match_substring_regex(batch.column(col), pattern)).as_py():
+                        raise _located(path, name, columns, checks, InputError(path, f"expected pattern {pattern}", field=col))
             yield pa.RecordBatch.from_arrays(
                 [batch.column(c) for c in columns], names=columns
             )
-    except pa.ArrowInvalid as exc:
-        raise InputError(path, f"unreadable RRF: {exc}") from None
-    if "error" in state:
-        raise state["error"]
+    except (pa.ArrowException, OSError) as exc:  # a row with too few or too many fields, bytes that are not UTF-8
+        raise _located(path, name, columns, checks, _unreadable(path, exc)) from None
 
 
 def read_rrf_table(path: Path, columns: list[str]) -> pa.Table:

@@ -4,6 +4,7 @@ from __future__ import annotations
 from pathlib import Path
 import hashlib
 import os
+import shutil
 import threading
 
 from schemas.config import Language
@@ -75,7 +76,9 @@ def quickumls_index(atoms_path: Path, lang: Language, cache_root: Path) -> Path:
         if (dest / "done.flag").exists():
             return dest
         tmp = dest.with_name(dest.name + f".tmp{os.getpid()}")
-        tmp.mkdir(parents=True, exist_ok=True)
+        if tmp.exists():  # a killed build with this pid left it half-written
+            shutil.rmtree(tmp)
+        tmp.mkdir(parents=True)
         qlang = QUICKUMLS_LANG.get(lang.code, ("ENG", "english"))[0]
         (tmp / "language.flag").write_text(qlang)
         (tmp / "database_backend.flag").write_text("unqlite")
@@ -93,11 +96,16 @@ def quickumls_index(atoms_path: Path, lang: Language, cache_root: Path) -> Path:
             entries.append((term, t.cui, ["T000"], 1 if not t.rank[0] else 0))
         parse_and_encode_ngrams(iter(entries), str(tmp / "umls-simstring.db"), str(tmp / "cui-semtypes.db"), database_backend="unqlite")
         (tmp / "done.flag").write_text(str(len(entries)))
-        if dest.exists():
-            import shutil
-
-            shutil.rmtree(dest)
-        tmp.rename(dest)
+        if dest.exists() and not (dest / "done.flag").exists():
+            shutil.rmtree(dest, ignore_errors=True)  # a killed build's leftover
+        try:
+            tmp.rename(dest)
+        except OSError:
+            if not (dest / "done.flag").exists():
+                raise
+            # another process sharing the work dir published the same index first (and may
+            # be reading it): keep theirs, never remove it under them
+            shutil.rmtree(tmp, ignore_errors=True)
     return dest
 
 

@@ -1,25 +1,32 @@
 """Stage: assemble the release folder from the allocation, audit it, then publish it.
 
-Written into a temporary sibling folder and renamed only after the audit passes, so a
-release is never half-written. An existing release is never overwritten: rebuilding the
-same version with identical content is a no-op, different content is an error.
+Written into a temporary sibling folder `.tmp-<version>-<pid>` and renamed only after the
+audit passes, so a release is never half-written. An existing release is never
+overwritten: rebuilding the same version with identical content is a no-op ("unchanged"),
+different content is an error. Runs of one version take turns on a lock file
+(`.<version>.lock`); a build folder left by a killed run is removed by the next one; a
+full disk removes the build folder and says so in one line.
 """
 from __future__ import annotations
 
+import errno
+import fcntl
 import hashlib
 import json
 import os
 import shutil
-import subprocess
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pyarrow.parquet as pq
 
 from common.version import __version__, code_fingerprint, code_version
 from schemas.config import LoadedConfig
-from common.errors import InputError
-from common.jsonio import atomic_write, sha256_file
+from common.errors import AuditFailedError, ConflictError, InputError, disk_full, is_disk_full
+from common.jsonio import atomic_write, read_json_object, sha256_file
+from common.testhooks import hold
 from tasks.audit.stage import audit_release, report_markdown
 from tasks.release.card import write_card
 from tasks.release.hub import cell_splits, split_files, write_split_files
@@ -89,10 +96,53 @@ def _published(final: Path, build_id: str) -> dict | None:
     rewriting and re-auditing them (minutes at paper scale); `mmedbench audit` re-runs
     every check on demand."""
     try:
-        manifest = json.loads((final / "manifest.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        manifest = read_json_object(final / "manifest.json")
+    except InputError:
         return None
     return manifest if manifest.get("build_id") == build_id else None
+
+
+@contextmanager
+def _version_lock(release_root: Path, version: str) -> Iterator[bool]:
+    """Held while one run decides about, writes and publishes `version`. A second run of the
+    same version (a build, an add-language, in another process) waits here, then finds the
+    first one's release: the same build id is "unchanged", another is a conflict. An flock
+    dies with its process, so a killed run never leaves it held. Yields False where the file
+    system has no locks: the atomic rename below still lets only one run publish."""
+    path = release_root / f".{version}.lock"
+    while True:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        except OSError:
+            os.close(fd)
+            yield False
+            return
+        try:
+            same = os.stat(path).st_ino == os.fstat(fd).st_ino
+        except FileNotFoundError:  # the previous holder removed it as we got the lock
+            same = False
+        if same:
+            break
+        os.close(fd)
+    try:
+        yield True
+    finally:
+        path.unlink(missing_ok=True)  # before unlocking: a waiter on this inode sees it is gone and retries
+        os.close(fd)
+
+
+def _remove_stale(release_root: Path, version: str, locked: bool) -> None:
+    """Build folders of this version that a killed run left behind. Under the version lock no
+    other run is writing one; without a lock only this process' own name is certain."""
+    for tmp in release_root.glob(f".tmp-{version}-*"):
+        if tmp.is_dir() and (locked or tmp.name == f".tmp-{version}-{os.getpid()}"):
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _same_release(final: Path, build_id: str, files: dict) -> bool:
+    published = _published(final, build_id)
+    return published is not None and published["files"] == files == file_entries(final)
 
 
 def evaluation_retrievers(loaded: LoadedConfig, extra: list[str] | None) -> tuple[list[str], list]:
@@ -107,15 +157,37 @@ def evaluation_retrievers(loaded: LoadedConfig, extra: list[str] | None) -> tupl
 
 def assemble_release(loaded: LoadedConfig, inputs: dict[str, Path], vocab: dict, src: dict, alloc: dict,
                      version: str, release_root: Path, base: Path | None = None, new_languages: list[str] | None = None,
-                     evaluate: list[str] | None = None, work_dir: str | None = None) -> dict:
+                     evaluate: list[str] | None = None, work_dir: str | None = None,
+                     existed_at_start: bool | None = None) -> dict:
     """Write, audit and publish a release. With `base`, only `new_languages` are written from
     the allocation; every other cell is the base release's, byte for byte. With retrievers
     (config `evaluation.retrievers`, or `evaluate`), the release is scored before its card,
-    manifest and audit, so evaluation/ is listed, hashed and audited like every file."""
+    manifest and audit, so evaluation/ is listed, hashed and audited like every file.
+
+    `existed_at_start`: whether `release_root/version` existed when the run began (the flow
+    looks before its stages run). A release that appeared since is another run's: a
+    different one is a conflict (ConflictError, exit 3), the same one is "unchanged"."""
+    final = release_root / version
+    if existed_at_start is None:
+        existed_at_start = final.exists()
+    try:
+        release_root.mkdir(parents=True, exist_ok=True)
+        with _version_lock(release_root, version) as locked:
+            _remove_stale(release_root, version, locked)
+            return _write_and_publish(loaded, inputs, vocab, src, alloc, version, release_root, base,
+                                      new_languages, evaluate, work_dir, existed_at_start)
+    except OSError as exc:
+        if is_disk_full(exc):
+            raise disk_full(exc, f"writing release {version} (nothing was published)") from None
+        raise
+
+
+def _write_and_publish(loaded: LoadedConfig, inputs: dict[str, Path], vocab: dict, src: dict, alloc: dict,
+                       version: str, release_root: Path, base: Path | None, new_languages: list[str] | None,
+                       evaluate: list[str] | None, work_dir: str | None, existed_at_start: bool) -> dict:
     cfg = loaded.config
     retrievers, specs = evaluation_retrievers(loaded, evaluate)
     final = release_root / version
-    release_root.mkdir(parents=True, exist_ok=True)
     tmp = release_root / f".tmp-{version}-{os.getpid()}"
     if tmp.exists():
         shutil.rmtree(tmp)
@@ -130,7 +202,10 @@ def assemble_release(loaded: LoadedConfig, inputs: dict[str, Path], vocab: dict,
         if final.exists():
             published = _published(final, build_id)
             if published is None:
-                raise InputError(final, "a different release with this version exists; releases are never overwritten (use --version)")
+                if existed_at_start:
+                    raise InputError(final, "a different release with this version exists; releases are never overwritten (use --version)")
+                raise ConflictError(final, "another run published a different release with this version while this one was "
+                                           "building; nothing was overwritten (use --version)")
             if file_entries(final) != published["files"]:
                 raise InputError(final, "the published release no longer matches its own manifest "
                                         "(a file changed after publishing); run mmedbench audit on it")
@@ -148,6 +223,7 @@ def assemble_release(loaded: LoadedConfig, inputs: dict[str, Path], vocab: dict,
             raise InputError(where, f"cell {empty[0]} is empty: no {task} item or concept can be realized in {lang!r} "
                              f"(translation-memory miss for every candidate, no native text, no vocabulary atom; "
                              f"add memory entries or configure an engine)")
+        hold("release:written")  # tests only: stop with the cells written and nothing published
         for cell in counts:
             counts[cell]["realization"] = _realization_note(cell, counts, quotas[cell.split("/")[0]])
         _write_split_files(tmp, counts, carried=set(changes["unchanged_cells"]) if changes else set())
@@ -176,11 +252,31 @@ def assemble_release(loaded: LoadedConfig, inputs: dict[str, Path], vocab: dict,
             fh.write(report_markdown(audit))
         if not audit.passed:
             failed = [f"{c.name}: {c.failures[0]}" for c in audit.checks if not c.passed]
-            raise InputError(final, f"the built release fails its audit ({' | '.join(failed)}); nothing was published")
-        tmp.rename(final)
-    except BaseException:
-        if tmp.exists():
+            raise AuditFailedError(final, f"the built release fails its audit ({' | '.join(failed)}); nothing was published")
+        _sync_tree(tmp)
+        try:
+            tmp.rename(final)  # atomic; fails when another run's release is already there
+        except OSError as exc:
+            if exc.errno not in (errno.ENOTEMPTY, errno.EEXIST) or not final.exists():
+                raise
+            if not _same_release(final, build_id, manifest["files"]):
+                raise ConflictError(final, "another run published a different release with this version while this one "
+                                           "was building; nothing was overwritten (use --version)") from None
             shutil.rmtree(tmp)
+            return {"release": str(final), "status": "unchanged", "cells": counts, "audit_passed": True}
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
         raise
     return {"release": str(final), "status": "written", "cells": counts, "audit_passed": True,
             "dropped": dict(Counter(report["dropped_by_reason"]))}
+
+
+def _sync_tree(root: Path) -> None:
+    """fsync every file and folder of the release before the rename publishes it: a crash
+    right after publishing must not leave a published folder of empty files."""
+    for path in sorted(root.rglob("*"), reverse=True) + [root]:
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)

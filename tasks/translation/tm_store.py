@@ -15,7 +15,6 @@ Translations the gates reject are journalled beside the store
 """
 from __future__ import annotations
 
-import json
 import os
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
@@ -27,7 +26,7 @@ from pydantic import ValidationError
 
 from schemas.config import Language
 from common.errors import InputError
-from common.jsonio import dumps
+from common.jsonio import dumps, loads_located
 from schemas.records import Translation
 from tasks.translation.memory import source_key
 
@@ -95,20 +94,20 @@ def _scan(path: Path, parse, data: bytes) -> tuple[list, int, bool]:
         records.append(_parse_line(path, parse, raw, line_no))
     if tail.strip():
         try:
-            records.append(parse(json.loads(tail.decode("utf-8"))))
+            records.append(parse(loads_located(path, tail.decode("utf-8"))))
             return records, len(data), True
-        except (ValueError, TypeError, ValidationError):  # UnicodeDecodeError, JSONDecodeError are ValueErrors
+        except (ValueError, TypeError, ValidationError, InputError):  # UnicodeDecodeError is a ValueError
             return records, end, False
     return records, len(data) if not tail else end, False
 
 
 def _parse_line(path: Path, parse, raw: bytes, line_no: int):
     try:
-        obj = json.loads(raw.decode("utf-8"))
-    except UnicodeDecodeError:
-        raise InputError(path, "not UTF-8", line_no) from None
-    except json.JSONDecodeError as exc:
-        raise InputError(path, f"invalid JSON ({exc.msg} at column {exc.colno})", line_no) from None
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(path, f"expected UTF-8 text, found byte 0x{raw[exc.start]:02x} at column "
+                               f"{len(raw[:exc.start].decode('utf-8')) + 1}", line_no) from None
+    obj = loads_located(path, text, line_no)
     try:
         return parse(obj)
     except ValidationError as exc:

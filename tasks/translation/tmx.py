@@ -34,7 +34,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from common.errors import InputError
-from common.jsonio import atomic_write, dumps
+from common.jsonio import atomic_write, dumps, open_input
 from schemas.records import Translation
 from tasks.translation.memory import STATUS_RANK
 from tasks.translation.tm_store import TMStore, read_entries, store_key
@@ -137,23 +137,27 @@ class _EntityDeclared(Exception):
 def _parse(path: Path) -> ET.Element:
     """Parse untrusted XML: a first pass with expat refuses entity declarations (the
     billion-laughs family; TMX needs none) and reports where the XML is broken."""
-    if not path.exists():
-        raise InputError(path, "file not found")
-
     def no_entities(*_args):
         raise _EntityDeclared()
 
-    scan = expat.ParserCreate()
+    # the namespace separator ElementTree uses: an unbound prefix fails here, not in ET.parse
+    scan = expat.ParserCreate(namespace_separator="}")
     scan.EntityDeclHandler = no_entities
     try:
-        with path.open("rb") as fh:
+        with open_input(path, "a TMX file") as fh:
             scan.ParseFile(fh)
     except _EntityDeclared:
         raise InputError(path, "entity declarations are not allowed in a TMX file", scan.CurrentLineNumber) from None
     except expat.ExpatError as exc:
         raise InputError(path, f"not well-formed XML ({expat.ErrorString(exc.code)}, column {exc.offset + 1})", exc.lineno) from None
-    with path.open("rb") as fh:
-        return ET.parse(fh).getroot()
+    except (OSError, RecursionError) as exc:
+        raise InputError(path, f"cannot be read ({getattr(exc, 'strerror', None) or exc})") from None
+    try:
+        with open_input(path, "a TMX file") as fh:
+            return ET.parse(fh).getroot()
+    except ET.ParseError as exc:
+        line, column = exc.position
+        raise InputError(path, f"not well-formed XML ({str(exc).split(':')[0]}, column {column + 1})", line) from None
 
 
 def _seg_text(tuv: ET.Element) -> str | None:

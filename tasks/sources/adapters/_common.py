@@ -19,6 +19,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from common.errors import InputError
+from common.jsonio import check_surrogates, decode_text, json_problem, open_input
 from schemas.records import Passage, SourceItem
 
 MCQ_PASSAGE_STYLES = ("answer", "qa", "concept")
@@ -107,17 +108,26 @@ _WS = re.compile(r"[ \t\n\r]*")
 
 def _load_text(path: Path) -> str:
     require_file(path)
-    try:
-        return path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise InputError(path, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    with open_input(path) as fh:
+        try:
+            raw = fh.read()
+        except OSError as exc:
+            raise InputError(path, f"cannot be read ({exc.strerror or exc})") from None
+    return decode_text(path, raw)
 
 
-def _decode(path: Path, dec: json.JSONDecoder, text: str, pos: int) -> tuple[Any, int]:
+def _decode(path: Path, dec: json.JSONDecoder, text: str, pos: int, lines: "_Lines") -> tuple[Any, int]:
     try:
-        return dec.raw_decode(text, pos)
+        obj, end = dec.raw_decode(text, pos)
     except json.JSONDecodeError as exc:
-        raise InputError(path, f"invalid JSON ({exc.msg} at column {exc.colno})", line=exc.lineno) from None
+        raise InputError(path, json_problem(exc), line=exc.lineno) from None
+    except (ValueError, RecursionError) as exc:  # a number over 4300 digits; nesting deeper than the stack
+        raise InputError(path, json_problem(exc), line=lines.at(pos)) from None
+    try:
+        check_surrogates(path, text, obj, None, pos, end)
+    except InputError as exc:
+        raise InputError(path, exc.message, line=lines.at(pos)) from None
+    return obj, end
 
 
 def _expect(path: Path, text: str, pos: int, lines: _Lines, chars: str, what: str) -> str:
@@ -145,7 +155,7 @@ def iter_json_array(path: Path) -> Iterator[tuple[int, int, Any]]:
         return _finish(path, text, pos + 1, lines)
     index = 0
     while True:
-        obj, end = _decode(path, dec, text, pos)
+        obj, end = _decode(path, dec, text, pos, lines)
         yield lines.at(pos), index, obj
         pos = _WS.match(text, end).end()
         if _expect(path, text, pos, lines, ",]", "',' or ']' after a record") == "]":
@@ -166,7 +176,7 @@ def iter_json_object(path: Path) -> Iterator[tuple[int, str, Any]]:
         return _finish(path, text, pos + 1, lines)
     while True:
         _expect(path, text, pos, lines, '"', "a quoted key")
-        key, end = _decode(path, dec, text, pos)
+        key, end = _decode(path, dec, text, pos, lines)
         line = lines.at(pos)
         if key in seen:
             raise InputError(path, f"duplicate key (first at line {seen[key]})", line=line, field=key)
@@ -174,7 +184,7 @@ def iter_json_object(path: Path) -> Iterator[tuple[int, str, Any]]:
         pos = _WS.match(text, end).end()
         _expect(path, text, pos, lines, ":", "':' after a key")
         pos = _WS.match(text, pos + 1).end()
-        value, end = _decode(path, dec, text, pos)
+        value, end = _decode(path, dec, text, pos, lines)
         yield line, key, value
         pos = _WS.match(text, end).end()
         if _expect(path, text, pos, lines, ",}", "',' or '}' after a value") == "}":

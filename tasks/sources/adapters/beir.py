@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from common.errors import InputError
-from common.jsonio import read_jsonl
+from common.jsonio import iter_lines, read_jsonl
 from schemas.records import Passage, SourceItem
 from tasks.sources.adapters._common import ITEM_TASKS, Record, adapter, check_choice, check_lang, make_item, require_file
 
@@ -31,23 +31,21 @@ def read_qrels(path: Path) -> list[tuple[int, str, str, int]]:
     """(line, query id, corpus id, score) rows of a BEIR qrels TSV; the header is optional."""
     require_file(path, "BEIR relevance judgements: query-id<TAB>corpus-id<TAB>score")
     rows = []
-    with path.open(encoding="utf-8") as fh:
-        for line_no, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            cells = line.rstrip("\r\n").split("\t")
-            if line_no == 1 and tuple(c.strip().lower() for c in cells) == QRELS_HEADER:
-                continue
-            if len(cells) != 3:
-                raise InputError(path, f"expected 3 tab-separated columns (query-id, corpus-id, score), found {len(cells)}", line=line_no)
-            qid, did, score = (c.strip() for c in cells)
-            for name, value in (("query-id", qid), ("corpus-id", did)):
-                if not value:
-                    raise InputError(path, "expected a non-empty id", line=line_no, field=name)
-            try:
-                rows.append((line_no, qid, did, int(score)))
-            except ValueError:
-                raise InputError(path, f"expected an integer, got {score!r}", line=line_no, field="score") from None
+    for line_no, line in iter_lines(path):
+        if not line.strip():
+            continue
+        cells = line.rstrip("\r\n").split("\t")
+        if line_no == 1 and tuple(c.strip().lower() for c in cells) == QRELS_HEADER:
+            continue
+        if len(cells) != 3:
+            raise InputError(path, f"expected 3 tab-separated columns (query-id, corpus-id, score), found {len(cells)}", line=line_no)
+        qid, did, score = (c.strip() for c in cells)
+        for name, value in (("query-id", qid), ("corpus-id", did)):
+            if not value:
+                raise InputError(path, "expected a non-empty id", line=line_no, field=name)
+        if not re.fullmatch(r"[+-]?[0-9]{1,9}", score):
+            raise InputError(path, f"expected an integer, got {score!r}", line=line_no, field="score")
+        rows.append((line_no, qid, did, int(score)))
     return rows
 
 
