@@ -125,6 +125,15 @@ class QuickUMLSMatcher:
                             accepted_semtypes=None, spacy_component=True)
         self.stopwords = {fold_term(w, self.latin) for w in _stopwords(lang)}
         self.term_rank = term_rank or {}
+        self.index_dir = Path(index_dir)
+
+    def reopen(self) -> None:
+        """Open the concept database again (a forked grounding worker must not share the
+        parent's file handle); the simstring index is in memory and memory-mapped files."""
+        from quickumls import toolbox
+
+        self.qu.cuisem_db = toolbox.CuiSemTypesDB(str(self.index_dir / "cui-semtypes.db"),
+                                                  database_backend=self.qu._database_backend)
 
     def candidates(self, text: str) -> list[tuple[int, int, str, float, int]]:
         norm, origin = fold(text, self.latin)
