@@ -321,7 +321,7 @@ def ground_texts(requests: list[tuple[str, str]], vocab: dict, languages: dict[s
                 for c, text in unique:
                     if c == code:
                         out[(c, text)] = [m.as_dict() for m in grounder.ground(text)]
-        return out
+        return {r: out[r] for r in unique}
     with _POOL_LOCK, ExitStack() as held:
         # hold every grounder this pool uses, so that no other thread is inside one at the fork
         grounders = [held.enter_context(GROUNDERS.use(grounder_key(*keys[c]), lambda a=keys[c]: build_grounder(*a)))
