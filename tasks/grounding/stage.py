@@ -9,6 +9,12 @@ get their gold passages here: each option is grounded (its English text first, e
 own), the concepts the correct options name as a whole are the answers (their English
 concept entries are the gold passages, and key concepts of the item), the other options'
 concepts are the hard negatives; an item without such an answer gets the reason.
+
+A shard's texts are grounded all at once (`ground_texts`): each distinct (language, text)
+once, on `ground_workers()` processes forked after this process has built the grounders,
+so that the workers share the matcher structures copy-on-write instead of holding a copy
+each. Results come back in request order, so the output bytes do not depend on the worker
+count.
 """
 from __future__ import annotations
 
@@ -58,7 +64,9 @@ class SharedGrounders:
     matchers over 2.2M English atoms and the build peaked at 14.3 GB. Grounding is pure
     Python and holds the GIL, so serialising calls on one grounder costs no throughput,
     and the process holds each language's structures once. Construction happens under the
-    entry's lock, so concurrent shards never build the same grounder twice."""
+    entry's lock, so concurrent shards never build the same grounder twice. Parallelism
+    comes from forked worker processes (`ground_texts`), which share these grounders
+    copy-on-write."""
 
     def __init__(self):
         self._lock = threading.Lock()
