@@ -109,6 +109,18 @@ def quickumls_index(atoms_path: Path, lang: Language, cache_root: Path) -> Path:
     return dest
 
 
+def _similarity(x: str, y: str, n: int, name: str) -> float:
+    from quickumls.toolbox import get_similarity
+
+    return get_similarity(x=x, y=y, n=n, similarity_name=name)
+
+
+def toolbox_safe_unicode(s: str) -> str:
+    from quickumls.toolbox import safe_unicode
+
+    return safe_unicode(s)
+
+
 class QuickUMLSMatcher:
     """QuickUMLS on the fold()ed text; offsets refer to the original text."""
 
@@ -133,6 +145,103 @@ class QuickUMLSMatcher:
                             accepted_semtypes=None, spacy_component=True)
         self.stopwords = {fold_term(w, self.latin) for w in _stopwords(lang)}
         self.term_rank = term_rank or {}
+        self.index_dir = Path(index_dir)
+        self._cache: dict[str, list] = {}
+        self._cache_size = 500_000
+        qu = self.qu
+        # the settings `_match` reproduces; anything else goes through QuickUMLS itself
+        self._exact_replica = (qu.accepted_semtypes is None and qu.to_lowercase_flag and not qu.normalize_unicode_flag
+                               and qu.overlapping_criteria == "score")
+
+    def reopen(self) -> None:
+        """Open the concept database again (a forked grounding worker must not share the
+        parent's file handle); the simstring index is in memory and memory-mapped files."""
+        from quickumls import toolbox
+
+        self.qu.cuisem_db = toolbox.CuiSemTypesDB(str(self.index_dir / "cui-semtypes.db"),
+                                                  database_backend=self.qu._database_backend)
+
+    def _ngrams(self, doc) -> list[tuple[int, int, str]]:
+        """QuickUMLS' `_make_ngrams` on a blank pipeline's doc, the same spans in the same order,
+        from token attributes read once (spaCy's Doc indexing dominated the original)."""
+        qu = self.qu
+        stop, negations, valid_punct = qu._stopwords, qu.negations, qu.valid_punct
+        toks = [(t.idx, len(t), t.text, t.text_with_ws, t.is_punct, t.is_space, t.like_num, t.lemma_, t.pos_)
+                for t in doc]
+        n, window, min_len = len(toks), qu.window, qu.min_match_length
+        skip = {k for k, t in enumerate(toks) if t[8] == "DET"}
+        out = []
+        for i, (idx, length, text, _ws, punct, space, num, lemma, pos) in enumerate(toks):
+            if punct or space or pos in ("ADP", "DET", "CONJ"):
+                continue
+            compensate = num or (text in stop and lemma not in negations) or pos in ("ADP", "DET", "CONJ")
+            if i + 1 == n and not self._bad_end(toks[i], stop) and length >= min_len:
+                out.append((idx, idx + length, text))
+            # (QuickUMLS tests a Token for membership in a set of indices here, which never
+            # holds: spans are never cut at an invalid middle token)
+            for j in range(i + 1, min(n, i + window) + 1):
+                if compensate:
+                    compensate = False
+                    continue
+                if self._bad_end(toks[j - 1], stop):
+                    continue
+                start, end = idx, toks[j - 1][0] + toks[j - 1][1]
+                if end - start < min_len:
+                    continue
+                out.append((start, end, "".join(toks[k][3] for k in range(i, j) if k not in skip).strip()))
+        return out
+
+    @staticmethod
+    def _bad_end(tok, stop) -> bool:
+        return tok[4] or tok[5] or tok[2] in stop or tok[8] in ("ADP", "DET", "CONJ")
+
+    def _ngram_matches(self, ngram: str) -> list[tuple[str, str, float, int]]:
+        """QuickUMLS' matches for one normalised n-gram, (term, cui, similarity, preferred) in
+        its order; a pure function of the n-gram and the index, so kept (n-grams such as
+        "patients with" recur in every other question)."""
+        hit = self._cache.get(ngram)
+        if hit is not None:
+            return hit
+        qu = self.qu
+        found: list[tuple[str, str, float, int]] = []
+        prev_cui = None
+        for match in qu.ss_db.get(ngram):
+            cuisem = sorted(qu.cuisem_db.get(match))
+            sim = _similarity(ngram, match, qu.ngram_length, qu.similarity_name)
+            if sim == 0:
+                continue
+            for cui, _semtypes, preferred in cuisem:
+                if prev_cui is not None and prev_cui == cui:
+                    if sim > found[-1][2]:
+                        found.pop(-1)
+                    else:
+                        continue
+                prev_cui = cui
+                found.append((toolbox_safe_unicode(match), cui, sim, preferred))
+        found.sort(key=lambda m: m[2] + m[3], reverse=True)
+        if len(self._cache) >= self._cache_size:
+            self._cache.clear()  # bounded; results do not depend on what is cached
+        self._cache[ngram] = found
+        return found
+
+    def _match(self, doc) -> list[list[dict]]:
+        """QuickUMLS' `_match(doc, best_match=True)` for this matcher's settings (no semantic
+        type filter, lowercased index, no unicode normalisation, overlap by score)."""
+        matches = []
+        for start, end, ngram in self._ngrams(doc):
+            found = self._ngram_matches(ngram.lower())
+            if found:
+                matches.append([{"start": start, "end": end, "ngram": ngram, "term": t, "cui": c, "similarity": s,
+                                 "preferred": p} for t, c, s, p in found])
+        matches.sort(key=lambda m: (m[0]["similarity"], m[0]["end"] - m[0]["start"]), reverse=True)
+        taken: list[tuple[int, int]] = []
+        out = []
+        for group in matches:
+            a, b = group[0]["start"], group[0]["end"]
+            if not any((b > s and e > a) or (s < b and e > a) for s, e in taken):
+                out.append(group)
+                taken.append((a, b))
+        return out
 
     def candidates(self, text: str) -> list[tuple[int, int, str, float, int]]:
         norm, origin = fold(text, self.latin)
@@ -140,7 +249,8 @@ class QuickUMLSMatcher:
             return []
         doc = self.nlp(norm)
         out = []
-        for group in self.qu._match(doc, best_match=True):
+        groups = self._match(doc) if self._exact_replica else self.qu._match(doc, best_match=True)
+        for group in groups:
             def key(m):
                 t = self.term_rank.get(m["term"])
                 rank = t.rank if t is not None and t.cui == m["cui"] else (1, 99, m["cui"])

@@ -9,14 +9,23 @@ get their gold passages here: each option is grounded (its English text first, e
 own), the concepts the correct options name as a whole are the answers (their English
 concept entries are the gold passages, and key concepts of the item), the other options'
 concepts are the hard negatives; an item without such an answer gets the reason.
+
+A shard's texts are grounded all at once (`ground_texts`): each distinct (language, text)
+once, on `ground_workers()` processes forked after this process has built the grounders,
+so that the workers share the matcher structures copy-on-write instead of holding a copy
+each. Results come back in request order, so the output bytes do not depend on the worker
+count.
 """
 from __future__ import annotations
 
 import gc
 import json
+import multiprocessing
+import os
 import re
+import sys
 import threading
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 import nltk  # noqa: F401  (see below)
@@ -29,6 +38,9 @@ from schemas.config import Language
 from common.text import normalize
 from tasks.grounding.grounder import Grounder
 from tasks.grounding.normalize import fold_term
+from tasks.grounding.params import params_for
+from tasks.grounding.quickumls_index import _stopwords, quickumls_index
+from common.errors import InputError
 from common.parquet import write_parquet
 
 # nltk and quickumls are imported here, up front, in the importing thread: nltk's lazy
@@ -52,7 +64,9 @@ class SharedGrounders:
     matchers over 2.2M English atoms and the build peaked at 14.3 GB. Grounding is pure
     Python and holds the GIL, so serialising calls on one grounder costs no throughput,
     and the process holds each language's structures once. Construction happens under the
-    entry's lock, so concurrent shards never build the same grounder twice."""
+    entry's lock, so concurrent shards never build the same grounder twice. Parallelism
+    comes from forked worker processes (`ground_texts`), which share these grounders
+    copy-on-write."""
 
     def __init__(self):
         self._lock = threading.Lock()
@@ -203,10 +217,150 @@ def answer_concepts(options: list[dict], named: list[str | None], question_cuis:
     return answers, sorted(set(negatives)), None
 
 
+def _args(vocab: dict, languages: dict[str, dict], code: str, cache_root: str, threshold: float, window: int) -> tuple:
+    return (vocab["atoms_by_lang"][code], json.dumps(languages[code], sort_keys=True), cache_root, threshold, window)
+
+
+def prepare_grounders(vocab: dict, languages: dict[str, dict], threshold: float, window: int, cache_root: str,
+                      indexes_only: bool = False) -> None:
+    """Build (once per process) the grounders of these languages; with `indexes_only`, only
+    their on-disk QuickUMLS indexes (benchmarks build those outside the timed runs)."""
+    for code in sorted(languages):
+        args = _args(vocab, languages, code, cache_root, threshold, window)
+        if indexes_only:
+            lang = Language.model_validate_json(args[1])
+            if params_for(lang, threshold, window).fuzzy and lang.grounder != "dictionary":
+                quickumls_index(Path(args[0]), lang, Path(cache_root))
+            continue
+        with GROUNDERS.use(grounder_key(*args), lambda: build_grounder(*args)):
+            pass
+
+
+WORKERS_ENV = "MMEDBENCH_GROUND_WORKERS"
+_CHUNK = 16  # texts per message to a worker: small enough to balance 2 workers on a shard's tail
+_POOL_LOCK = threading.Lock()  # one pool at a time per process: each already uses every core
+_FORKED: list = []  # the grounders a forked worker uses, by index (set just before the fork)
+
+
+def ground_workers() -> int:
+    """Worker processes for grounding: $MMEDBENCH_GROUND_WORKERS, else the CPUs this process
+    may run on. 1 (in-process) inside a daemonic process or a Dask worker: daemonic
+    processes may not fork workers, and on Dask the parallelism is Dask's own workers."""
+    raw = os.environ.get(WORKERS_ENV, "").strip()
+    if raw:
+        if not raw.isdigit() or int(raw) < 1:
+            raise InputError(WORKERS_ENV, f"expected a whole number of worker processes >= 1, got {raw!r}")
+        n = int(raw)
+    else:
+        n = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    if n > 1 and (multiprocessing.current_process().daemon or _in_dask_worker()):
+        return 1
+    return n
+
+
+def _in_dask_worker() -> bool:
+    if "distributed" not in sys.modules:
+        return False
+    try:
+        from distributed import get_worker
+
+        get_worker()
+        return True
+    except (ImportError, ValueError):
+        return False
+
+
+def _worker_init() -> None:
+    """In a forked worker: nothing the parent's other threads held at the fork may block here,
+    and no file handle is shared with the parent (unqlite reads with lseek + read, and two
+    processes moving one file offset would read each other's pages)."""
+    from tasks.grounding import matchers
+
+    matchers._SUDACHI_LOCK = threading.Lock()
+    for grounder in _FORKED:
+        if grounder.fuzzy is not None:
+            grounder.fuzzy.reopen()
+
+
+def _ground_chunk(chunk: list[tuple[int, str]]) -> list[list[dict]]:
+    """In a forked worker: ground texts with the grounders inherited from the parent."""
+    return [[m.as_dict() for m in _FORKED[g].ground(text)] for g, text in chunk]
+
+
+def _pool_ground(grounders: list[Grounder], chunks: list[list[tuple[int, str]]], workers: int) -> list[list[dict]]:
+    """Fork `workers` processes that share the built grounders copy-on-write, and ground the
+    chunks on them; results in chunk order, whatever the worker count."""
+    global _FORKED
+    ctx = multiprocessing.get_context("fork")
+    _FORKED = grounders
+    # frozen objects are never traversed by a worker's cyclic GC, which would otherwise write
+    # to (and so copy) every page of the matcher structures
+    gc.collect()
+    gc.freeze()
+    try:
+        pool = ctx.Pool(workers, initializer=_worker_init)
+    finally:
+        gc.unfreeze()
+        _FORKED = []
+    try:
+        results = pool.map(_ground_chunk, chunks, chunksize=1)
+        pool.close()
+    finally:
+        pool.terminate()
+        pool.join()
+    return [r for chunk in results for r in chunk]
+
+
+def ground_texts(requests: list[tuple[str, str]], vocab: dict, languages: dict[str, dict], threshold: float, window: int,
+                 cache_root: str, workers: int | None = None) -> dict[tuple[str, str], list[dict]]:
+    """Mentions of every distinct (language code, text) in `requests` (grounding is a pure
+    function of the two, so a text asked for twice is grounded once), on `workers`
+    processes (default `ground_workers()`) forked once this process holds the grounders."""
+    unique = list(dict.fromkeys(requests))
+    codes = sorted({c for c, _t in unique})
+    keys = {c: _args(vocab, languages, c, cache_root, threshold, window) for c in codes}
+    n = ground_workers() if workers is None else workers
+    n = min(n, len(unique) // _CHUNK)
+    if n <= 1:
+        out: dict[tuple[str, str], list[dict]] = {}
+        for code in codes:
+            args = keys[code]
+            with GROUNDERS.use(grounder_key(*args), lambda: build_grounder(*args)) as grounder:
+                for c, text in unique:
+                    if c == code:
+                        out[(c, text)] = [m.as_dict() for m in grounder.ground(text)]
+        return {r: out[r] for r in unique}
+    with _POOL_LOCK, ExitStack() as held:
+        # hold every grounder this pool uses, so that no other thread is inside one at the fork
+        grounders = [held.enter_context(GROUNDERS.use(grounder_key(*keys[c]), lambda a=keys[c]: build_grounder(*a)))
+                     for c in codes]
+        for code, grounder in zip(codes, grounders):
+            if grounder.abbrev is not None and any(c == code and "(" in t for c, t in unique):
+                grounder.linker  # built here, once, rather than in every worker (abbreviations need "(")
+        index = {c: i for i, c in enumerate(codes)}
+        flat = [(index[c], t) for c, t in unique]
+        chunks = [flat[i:i + _CHUNK] for i in range(0, len(flat), _CHUNK)]
+        mentions = _pool_ground(grounders, chunks, n)
+    return dict(zip(unique, mentions))
+
+
+def _stopwords_of(vocab: dict, languages: dict[str, dict], code: str, cache_root: str, threshold: float,
+                  window: int) -> set[str]:
+    """The grounder's folded stop-words (`option_concept` needs them): what Grounder.__init__
+    computes for a space-delimited language, none for a dictionary (CJK) one."""
+    lang = Language.model_validate_json(_args(vocab, languages, code, cache_root, threshold, window)[1])
+    if lang.grounder == "dictionary":
+        return set()
+    latin = "Latin" in lang.scripts
+    return {fold_term(w, latin) for w in _stopwords(lang)}
+
+
 def ground_shard(shard: str, corpus: dict[str, str], vocab: dict, languages: dict[str, dict],
-                 key_groups: list[str], min_score: float, threshold: float, window: int, cache_root: str, out_path: str) -> str:
+                 key_groups: list[str], min_score: float, threshold: float, window: int, cache_root: str, out_path: str,
+                 stats: dict | None = None) -> str:
     """`vocab` needs "concepts" and "atoms_by_lang" for the shard's languages and English
-    only: the task's cache key then ignores languages the shard does not use."""
+    only: the task's cache key then ignores languages the shard does not use. `stats`, when
+    given, counts the grounding calls ("texts") and the distinct texts grounded ("unique")."""
     items = pq.read_table(shard).to_pylist()
     concepts = pq.read_table(vocab["concepts"], columns=["cui", "group", "definition"])
     group_of = dict(zip(concepts["cui"].to_pylist(), concepts["group"].to_pylist()))
@@ -218,24 +372,37 @@ def ground_shard(shard: str, corpus: dict[str, str], vocab: dict, languages: dic
         t = t.filter(pc.is_in(t["id"], value_set=pa.array(sorted(needed), pa.string())))
         passages.update({i: f"{ti}. {tx}" for i, ti, tx in zip(t["id"].to_pylist(), t["title"].to_pylist(), t["text"].to_pylist())})
 
-    def ground(code: str, text: str) -> list[dict]:
-        args = (vocab["atoms_by_lang"][code], json.dumps(languages[code], sort_keys=True), cache_root, threshold, window)
-        with GROUNDERS.use(grounder_key(*args), lambda: build_grounder(*args)) as grounder:
-            return [m.as_dict() for m in grounder.ground(text)]
+    # every text the shard grounds, in order; then all of them at once (in worker processes when
+    # there are several), and the items assembled from the results
+    requests: list[tuple[str, str]] = []
+    for it in items:
+        requests.append((it["lang"], it["text"]))
+        if it["lang"] != "en" and it["pivot"]:
+            requests.append(("en", it["pivot"]))
+        requests += [("en", o["pivot"]) for o in it.get("options") or [] if o["pivot"]]
+    mentions = ground_texts(requests, vocab, languages, threshold, window, cache_root)
+    stopwords: dict[str, set[str]] = {}
 
     def named(code: str, text: str) -> str | None:
-        args = (vocab["atoms_by_lang"][code], json.dumps(languages[code], sort_keys=True), cache_root, threshold, window)
-        with GROUNDERS.use(grounder_key(*args), lambda: build_grounder(*args)) as grounder:
-            mentions = [m.as_dict() for m in grounder.ground(text)]
-            return option_concept(text, mentions, min_score, getattr(grounder, "stopwords", set()))
+        if code not in stopwords:
+            stopwords[code] = _stopwords_of(vocab, languages, code, cache_root, threshold, window)
+        return option_concept(text, mentions[(code, text)], min_score, stopwords[code])
+
+    # an option's own text is grounded only when its English text names nothing
+    second = [(it["lang"], o["text"]) for it in items for o in it.get("options") or []
+              if not (o["pivot"] and named("en", o["pivot"]))]
+    mentions.update(ground_texts([r for r in second if r not in mentions], vocab, languages, threshold, window, cache_root))
+    if stats is not None:
+        stats["texts"] = stats.get("texts", 0) + len(requests) + len(second)
+        stats["unique"] = stats.get("unique", 0) + len(mentions)
 
     grounded = []
     for it in items:
-        native = ground(it["lang"], it["text"])
+        native = mentions[(it["lang"], it["text"])]
         if it["lang"] == "en":
             pivot = native
         else:
-            pivot = ground("en", it["pivot"]) if it["pivot"] else []
+            pivot = mentions[("en", it["pivot"])] if it["pivot"] else []
         keys = key_concepts(native + pivot, group_of, set(key_groups), min_score)
         answers, negatives, no_passage = [], [], None
         options = it.get("options") or []

@@ -1,0 +1,130 @@
+"""Grounding on forked worker processes: the same bytes whatever the worker count, the
+worker count from the environment, and QuickUMLS' matching reproduced exactly."""
+from __future__ import annotations
+
+import hashlib
+import json
+import multiprocessing
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from common.errors import InputError
+from schemas.config import load_config
+from tasks.grounding import stage
+from tests.conftest import SAMPLE_CONFIG
+
+
+@pytest.fixture(scope="module")
+def sample(tmp_path_factory):
+    """The sample's vocabulary and source shards, as the build makes them."""
+    from tasks.sources.stage import load_sources
+    from umls.configured import build_configured_vocabulary
+
+    out = tmp_path_factory.mktemp("ground-pool")
+    loaded = load_config(SAMPLE_CONFIG)
+    cfg = loaded.config
+    langs = {l.code: l.model_dump(mode="json") for l in loaded.languages}
+    vocab = build_configured_vocabulary(cfg.vocabulary.format, loaded.resolve(cfg.vocabulary.path), out / "vocab",
+                                        {l.umls_lat: l.code for l in loaded.languages}, cfg.vocabulary.max_srl,
+                                        loaded.registry["en"].preferred_sources, cfg.vocabulary.roots)
+    src = load_sources([{"format": s.format, "path": str(loaded.resolve(s.path)), "options": s.options} for s in cfg.sources],
+                       [{"task": b.task, "path": str(loaded.resolve(b.path))} for b in cfg.background],
+                       cfg.languages, cfg.build.shard_size, out / "sources")
+    g = cfg.grounding
+    return {"out": out, "vocab": vocab, "src": src, "langs": langs, "g": g, "cache": str(out / "indexes")}
+
+
+def _ground_all(sample, dest: Path) -> dict[str, str]:
+    s, g = sample, sample["g"]
+    hashes = {}
+    for shard, native in zip(s["src"]["shards"], s["src"]["shard_langs"]):
+        needed = sorted(set(native) | {"en"})
+        vocab = {"concepts": s["vocab"]["concepts"], "atoms_by_lang": {c: s["vocab"]["atoms_by_lang"][c] for c in needed}}
+        path = stage.ground_shard(shard, s["src"]["corpora"], vocab, {c: s["langs"][c] for c in needed}, g.key_groups,
+                                  g.min_score, g.quickumls_threshold, g.quickumls_window, s["cache"],
+                                  str(dest / Path(shard).name))
+        hashes[Path(path).name] = hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    return hashes
+
+
+def test_one_and_two_workers_write_identical_shards(sample, monkeypatch):
+    runs = {}
+    forks = []
+    real = stage._pool_ground
+    monkeypatch.setattr(stage, "_pool_ground", lambda *a: forks.append(a[2]) or real(*a))
+    for workers in (1, 2):
+        monkeypatch.setenv(stage.WORKERS_ENV, str(workers))
+        runs[workers] = _ground_all(sample, sample["out"] / f"w{workers}")
+    assert forks and set(forks) == {2}  # the 2-worker run did fork, the 1-worker run did not
+    assert runs[1] == runs[2]
+    rows = pq.read_table(sample["out"] / "w2" / next(iter(runs[2]))).to_pylist()
+    assert len(rows) == sample["src"]["items"] == 108
+    assert any(json.loads(r["mentions"])["native"] for r in rows)
+
+
+def test_ground_texts_grounds_each_distinct_text_once_in_request_order(sample):
+    s, g = sample, sample["g"]
+    needed = ["en", "fr"]
+    vocab = {"concepts": s["vocab"]["concepts"], "atoms_by_lang": {c: s["vocab"]["atoms_by_lang"][c] for c in needed}}
+    texts = [("en", "Type 2 diabetes mellitus and hypertension."), ("fr", "Diabète de type 2 et hypertension."),
+             ("en", "Asthma in children."), ("en", "Type 2 diabetes mellitus and hypertension.")] * 20
+    texts += [("en", f"Case {i}: pneumonia with sepsis.") for i in range(40)]
+    one = stage.ground_texts(texts, vocab, {c: s["langs"][c] for c in needed}, g.quickumls_threshold,
+                             g.quickumls_window, s["cache"], workers=1)
+    two = stage.ground_texts(texts, vocab, {c: s["langs"][c] for c in needed}, g.quickumls_threshold,
+                             g.quickumls_window, s["cache"], workers=2)
+    assert list(one) == list(dict.fromkeys(texts)) == list(two)
+    assert one == two
+    assert len(one) == 43
+    assert {m["text"] for m in one[("en", "Asthma in children.")]} == {"Asthma"}
+
+
+def test_worker_count_from_the_environment(monkeypatch):
+    monkeypatch.setenv(stage.WORKERS_ENV, "3")
+    assert stage.ground_workers() == 3
+    monkeypatch.delenv(stage.WORKERS_ENV)
+    import os
+
+    assert stage.ground_workers() == len(os.sched_getaffinity(0))
+    for bad in ("0", "two", "-1", "1.5"):
+        monkeypatch.setenv(stage.WORKERS_ENV, bad)
+        with pytest.raises(InputError, match="MMEDBENCH_GROUND_WORKERS.*whole number"):
+            stage.ground_workers()
+
+
+def test_a_daemonic_process_grounds_in_process(monkeypatch):
+    """Dask's worker processes are daemonic, and daemonic processes may not have children."""
+    monkeypatch.setenv(stage.WORKERS_ENV, "2")
+    monkeypatch.setattr(multiprocessing.current_process(), "_config", {**multiprocessing.current_process()._config,
+                                                                         "daemon": True})
+    assert stage.ground_workers() == 1
+
+
+def test_quickumls_match_is_reproduced_exactly(sample):
+    """`QuickUMLSMatcher._match` (cached, without spaCy indexing) = QuickUMLS' own `_match`,
+    on every text and pivot of the sample."""
+    s, g = sample, sample["g"]
+    items = [it for shard in s["src"]["shards"] for it in pq.read_table(shard).to_pylist()]
+    by_lang: dict[str, list[str]] = {}
+    for it in items:
+        by_lang.setdefault(it["lang"], []).append(it["text"])
+        if it["pivot"]:
+            by_lang.setdefault("en", []).append(it["pivot"])
+    compared = 0
+    for code, texts in sorted(by_lang.items()):
+        args = stage._args({"atoms_by_lang": s["vocab"]["atoms_by_lang"]}, s["langs"], code, s["cache"],
+                           g.quickumls_threshold, g.quickumls_window)
+        with stage.GROUNDERS.use(stage.grounder_key(*args), lambda: stage.build_grounder(*args)) as grounder:
+            f = grounder.fuzzy
+            if f is None:
+                continue
+            assert f._exact_replica
+            for text in texts:
+                doc = f.nlp(stage.fold_term(text, f.latin))
+                old = [[{k: v for k, v in m.items() if k != "semtypes"} for m in grp] for grp in f.qu._match(doc)]
+                assert f._match(doc) == old, text
+                assert f._match(doc) == old, text  # and again, from the n-gram cache
+                compared += bool(old)
+    assert compared > 50
