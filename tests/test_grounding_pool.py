@@ -128,3 +128,20 @@ def test_quickumls_match_is_reproduced_exactly(sample):
                 assert f._match(doc) == old, text  # and again, from the n-gram cache
                 compared += bool(old)
     assert compared > 50
+
+
+def test_by_default_a_small_shard_is_grounded_in_process(sample, monkeypatch):
+    """Without an explicit worker count, a second worker needs 256 texts of its own."""
+    forks = []
+    real = stage._pool_ground
+    monkeypatch.setattr(stage, "_pool_ground", lambda *a: forks.append(a[2]) or real(*a))
+    monkeypatch.delenv(stage.WORKERS_ENV, raising=False)
+    monkeypatch.setattr(stage, "ground_workers", lambda: 2)
+    s, g = sample, sample["g"]
+    vocab = {"concepts": s["vocab"]["concepts"], "atoms_by_lang": {"en": s["vocab"]["atoms_by_lang"]["en"]}}
+    small = [("en", f"Case {i}: pneumonia with sepsis.") for i in range(511)]
+    stage.ground_texts(small, vocab, {"en": s["langs"]["en"]}, g.quickumls_threshold, g.quickumls_window, s["cache"])
+    assert forks == []
+    stage.ground_texts(small + [("en", "Asthma in children.")], vocab, {"en": s["langs"]["en"]},
+                       g.quickumls_threshold, g.quickumls_window, s["cache"])
+    assert forks == [2]  # 512 texts: 256 each

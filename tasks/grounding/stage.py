@@ -238,6 +238,7 @@ def prepare_grounders(vocab: dict, languages: dict[str, dict], threshold: float,
 
 WORKERS_ENV = "MMEDBENCH_GROUND_WORKERS"
 _CHUNK = 16  # texts per message to a worker: small enough to balance 2 workers on a shard's tail
+_MIN_TEXTS_PER_WORKER = 256  # default worker count: no more workers than this many texts each
 _POOL_LOCK = threading.Lock()  # one pool at a time per process: each already uses every core
 _FORKED: list = []  # the grounders a forked worker uses, by index (set just before the fork)
 
@@ -320,6 +321,10 @@ def ground_texts(requests: list[tuple[str, str]], vocab: dict, languages: dict[s
     codes = sorted({c for c, _t in unique})
     keys = {c: _args(vocab, languages, c, cache_root, threshold, window) for c in codes}
     n = ground_workers() if workers is None else workers
+    if workers is None and not os.environ.get(WORKERS_ENV, "").strip():
+        # by default a second process only pays off past a few hundred texts (forking and
+        # reopening the index cost about a second); an explicit worker count is obeyed
+        n = min(n, len(unique) // _MIN_TEXTS_PER_WORKER)
     n = min(n, len(unique) // _CHUNK)
     if n <= 1:
         out: dict[tuple[str, str], list[dict]] = {}
