@@ -43,7 +43,7 @@ _WORD = re.compile(r"\w+")  # common.text.word_tokens' words
 POOL = 300  # seeded sample of same-type candidates examined per target (keeps full UMLS tractable)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ConceptInfo:
     cui: str
     tui: str
@@ -191,38 +191,75 @@ class ConfusionCandidate:
 
 
 class Hierarchy:
-    def __init__(self, parents: list[tuple[str, str]]):
-        self.parents: dict[str, set[str]] = defaultdict(set)
-        self.children: dict[str, set[str]] = defaultdict(set)
-        for child, parent in parents:
-            self.parents[child].add(parent)
-            self.children[parent].add(child)
-        self._memo: dict[tuple[str, int], dict[str, int]] = {}  # candidates recur across targets
+    """Parent/child links over integer ids (CSR arrays): Python sets of CUIs per concept in
+    both directions were hundreds of MB at paper scale and GBs at full scale."""
 
-    def ancestors_within(self, cui: str, depth: int) -> dict[str, int]:
-        key = (cui, depth)
-        hit = self._memo.get(key)
-        if hit is None:
-            hit = self._memo[key] = self._ancestors_within(cui, depth)
-        return hit
+    def __init__(self, parents: list[tuple[str, str]] | None = None, table: pa.Table | None = None):
+        """`parents`: (child, parent) pairs; or `table` with string columns cui, parent."""
+        if table is None:
+            pairs = list(parents or [])
+            table = pa.table({"cui": pa.array([c for c, _ in pairs], pa.string()), "parent": pa.array([p for _, p in pairs], pa.string())})
+        child, parent = (table[k].combine_chunks() if isinstance(table[k], pa.ChunkedArray) else table[k] for k in ("cui", "parent"))
+        ids = pc.unique(pa.concat_arrays([child.cast(pa.string()), parent.cast(pa.string())]))
+        self._cuis: list[str] = ids.to_pylist()
+        self._id = {c: i for i, c in enumerate(self._cuis)}
+        n = len(self._cuis)
+        ci = pc.index_in(child, value_set=ids).to_numpy(zero_copy_only=False).astype(np.int64)
+        pi = pc.index_in(parent, value_set=ids).to_numpy(zero_copy_only=False).astype(np.int64)
+        pairs = np.unique(ci * max(1, n) + pi)  # distinct links, as the sets were
+        ci, pi = pairs // max(1, n), pairs % max(1, n)
+        self._up = _csr(ci, pi, n)
+        self._down = _csr(pi, ci, n)
+        self._memo: dict[tuple[int, int], frozenset[int]] = {}  # candidates recur across targets
 
-    def _ancestors_within(self, cui: str, depth: int) -> dict[str, int]:
-        out = {cui: 0}
-        frontier = {cui}
+    def _parents_of(self, i: int) -> list[int]:
+        off, val = self._up
+        return val[off[i]:off[i + 1]].tolist()
+
+    def _ancestor_depths(self, i: int, depth: int) -> dict[int, int]:
+        out = {i: 0}
+        frontier = {i}
+        off, val = self._up
         for d in range(1, depth + 1):
-            frontier = {p for c in frontier for p in self.parents.get(c, ())} - out.keys()
+            frontier = {p for c in frontier for p in val[off[c]:off[c + 1]].tolist()} - out.keys()
             for p in frontier:
                 out[p] = d
         return out
 
+    def ancestors_within(self, cui: str, depth: int) -> dict[str, int]:
+        i = self._id.get(cui)
+        if i is None:
+            return {cui: 0}
+        return {self._cuis[a]: d for a, d in self._ancestor_depths(i, depth).items()}
+
+    def _near_set(self, cui: str, depth: int):
+        i = self._id.get(cui)
+        if i is None:
+            return frozenset([cui])  # in no link: its own ancestor only (no id can equal a str)
+        key = (i, depth)
+        hit = self._memo.get(key)
+        if hit is None:
+            hit = self._memo[key] = frozenset(self._ancestor_depths(i, depth))
+        return hit
+
     def near(self, a: str, b: str, depth: int) -> bool:
         """True if a and b share an ancestor within `depth` steps of each (or one contains the other)."""
-        return bool(self.ancestors_within(a, depth).keys() & self.ancestors_within(b, depth).keys())
+        return not self._near_set(a, depth).isdisjoint(self._near_set(b, depth))
 
     def siblings(self, cui: str) -> set[str]:
-        sib = {s for p in self.parents.get(cui, ()) for s in self.children.get(p, ())}
+        i = self._id.get(cui)
+        if i is None:
+            return set()
+        off, val = self._down
+        sib = {self._cuis[s] for p in self._parents_of(i) for s in val[off[p]:off[p + 1]].tolist()}
         sib.discard(cui)
         return sib
+
+
+def _csr(src: np.ndarray, dst: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Offsets and values: the `dst` of each `src`, ascending."""
+    order = np.lexsort((dst, src))
+    return np.concatenate([[0], np.cumsum(np.bincount(src, minlength=n))]), dst[order].astype(np.int32)
 
 
 def similarity(a: ConceptInfo, b: ConceptInfo, cache: dict) -> float:

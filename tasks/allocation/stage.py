@@ -125,6 +125,16 @@ def cd_targets(eligible: list[str], languages: list[str], quota: int, can_name, 
     return [c for c in eligible if c in chosen]
 
 
+def concept_infos(concepts_t: pa.Table) -> dict[str, ConceptInfo]:
+    """Every named concept's type, group and English name. Types and groups are a few
+    hundred distinct strings: one object each, not one per concept."""
+    shared: dict[str, str] = {}
+    tuis = [shared.setdefault(t, t) for t in concepts_t["tui"].to_pylist()]
+    groups = [shared.setdefault(g, g) for g in concepts_t["group"].to_pylist()]
+    return {c: ConceptInfo(c, tui, grp, name)
+            for c, tui, grp, name in zip(concepts_t["cui"].to_pylist(), tuis, groups, concepts_t["name_en"].to_pylist()) if name}
+
+
 def read_atoms(vocab: dict, lang: str, columns: list[str]) -> pa.Table:
     """One language's atoms, in the vocabulary's order: its own file when there is one."""
     path = (vocab.get("atoms_by_lang") or {}).get(lang)
@@ -221,13 +231,8 @@ def allocate_cells(item_shards: list[str], grounded: list[str], realized: list[s
 
     # confusion sets over concepts nobody owns yet
     concepts_t = pq.read_table(vocab["concepts"])
-    concepts = {
-        c: ConceptInfo(c, tui, grp, name)
-        for c, tui, grp, name in zip(*(concepts_t[k].to_pylist() for k in ("cui", "tui", "group", "name_en")))
-        if name
-    }
-    parents = pq.read_table(vocab["parents"])
-    hierarchy = Hierarchy(list(zip(parents["cui"].to_pylist(), parents["parent"].to_pylist())))
+    concepts = concept_infos(concepts_t)
+    hierarchy = Hierarchy(table=pq.read_table(vocab["parents"]))
     eligible = sorted((c for c, info in concepts.items() if info.group in key_groups and c not in alloc.owner),
                       key=lambda c: seeded_order(seed, f"cd-target:{c}"))
     # only the columns and languages used: English (entries) and the languages named here
