@@ -121,6 +121,7 @@ class EntryTable(Mapping):
     def __init__(self, cuis: list[str], names: pa.Array, definitions: pa.Array, synonyms: pa.Array, offsets: np.ndarray):
         self.cuis, self._names, self._defs, self._syn, self._off = cuis, names, definitions, synonyms, offsets
         self.index = {c: i for i, c in enumerate(cuis)}
+        self._made: dict[str, EntryParts] = {}  # the concepts asked for (targets, candidates) recur
 
     @classmethod
     def from_tables(cls, concepts_t: pa.Table, atoms: pa.Table) -> "EntryTable":
@@ -138,6 +139,12 @@ class EntryTable(Mapping):
                    pc.fill_null(named["definition"], "").combine_chunks(), synonyms, offsets)
 
     def __getitem__(self, cui: str) -> EntryParts:
+        hit = self._made.get(cui)
+        if hit is None:
+            hit = self._made[cui] = self._make(cui)
+        return hit
+
+    def _make(self, cui: str) -> EntryParts:
         i = self.index[cui]
         return EntryParts(cui, self._names[i].as_py(), self._defs[i].as_py(),
                           tuple(self._syn.slice(self._off[i], self._off[i + 1] - self._off[i]).to_pylist()))

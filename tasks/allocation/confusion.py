@@ -101,6 +101,7 @@ class Lexicon:
         self._word_id = {wd: i for i, wd in enumerate(self._words_list)}
         self._entry_words: dict[str, frozenset[str]] = {}
         self._name_words: dict[str, frozenset[str]] = {}
+        self._totals: dict[str, float] = {}
         self._postings: tuple[np.ndarray, np.ndarray] | None = None
 
     def _words(self, texts) -> frozenset[str]:
@@ -143,7 +144,9 @@ class Lexicon:
     def coverage(self, target: str, other: str) -> float:
         """IDF-weighted share of the target's name words found in the other's entry."""
         words = self.name_words(target)
-        total = sum(self.idf.get(w, 0.0) for w in words)
+        total = self._totals.get(target)
+        if total is None:  # the same sum each time: computed once per target
+            total = self._totals[target] = sum(self.idf.get(w, 0.0) for w in words)
         if total == 0:
             return 0.0
         return sum(self.idf.get(w, 0.0) for w in words & self.entry_words(other)) / total

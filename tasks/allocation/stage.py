@@ -42,6 +42,14 @@ class ConceptRealizer:
         self._names = {lang: ranked_names(t, languages[lang].preferred_sources) for lang, t in sorted(atoms.items())
                        if lang in languages and lang != "en"}
         self.rejections: dict[str, int] = defaultdict(int)
+        self._english: dict[str, list[str]] = {}
+
+    def english(self, cui: str) -> list[str]:
+        """`english_queries` of the concept (asked for by `can_name`, then again by the call)."""
+        hit = self._english.get(cui)
+        if hit is None:
+            hit = self._english[cui] = english_queries(self.entries[cui])
+        return hit
 
     def names(self, cui: str, lang: str) -> list[str]:
         """The concept's atoms in `lang`, best first (preferred, then by preferred source, then text)."""
@@ -53,7 +61,7 @@ class ConceptRealizer:
         parts = self.entries[cui]
         lang_def = self.languages[lang]
         # the same gates as every other query text (the audit re-runs them), then fairness
-        names = english_queries(parts) if lang == "en" else self.names(cui, lang)
+        names = self.english(cui) if lang == "en" else self.names(cui, lang)
         text = first_fair_query((t for t in names if not text_gates(t, lang_def, self.backend)), parts)
         if text is not None:
             return Realization(text, "terminology")
@@ -75,7 +83,7 @@ class ConceptRealizer:
     def can_name(self, cui: str, lang: str) -> bool:
         """Cheap pre-check (no gates): is there any candidate name in the language?"""
         if lang == "en":
-            return bool(english_queries(self.entries[cui]))
+            return bool(self.english(cui))
         return cui in self._names.get(lang, {0: {}})[0] or self.tm.lookup(self.entries[cui].name, "en", lang) is not None
 
 
@@ -133,6 +141,18 @@ def concept_infos(concepts_t: pa.Table) -> dict[str, ConceptInfo]:
     groups = [shared.setdefault(g, g) for g in concepts_t["group"].to_pylist()]
     return {c: ConceptInfo(c, tui, grp, name)
             for c, tui, grp, name in zip(concepts_t["cui"].to_pylist(), tuis, groups, concepts_t["name_en"].to_pylist()) if name}
+
+
+def english_stop_words() -> frozenset[str]:
+    """spaCy's bundled English stop-word list, read from its module file: importing it the
+    usual way imports spaCy, thinc and torch (seconds and about 230 MB) for one word list."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("spacy")  # finds the package without importing it
+    path = Path(spec.submodule_search_locations[0]) / "lang" / "en" / "stop_words.py"
+    module = importlib.util.module_from_spec(importlib.util.spec_from_file_location("_spacy_en_stop_words", path))
+    module.__spec__.loader.exec_module(module)
+    return frozenset(module.STOP_WORDS)
 
 
 def read_atoms(vocab: dict, lang: str, columns: list[str]) -> pa.Table:
@@ -243,7 +263,7 @@ def allocate_cells(item_shards: list[str], grounded: list[str], realized: list[s
     del atoms
     # with every role owned, sets compete for their distractors too: draw more candidates
     targets = cd_targets(eligible, order, quotas["cd"], realizer.can_name, per_language=4 if overlap_scope == "key" else 12)
-    from spacy.lang.en.stop_words import STOP_WORDS  # spaCy's bundled list; imported only here
+    STOP_WORDS = english_stop_words()
 
     owner, texts = entries.entry_texts()
     lexicon = Lexicon.from_texts(entries.cuis, owner, texts, _NamesOf(entries), frozenset(STOP_WORDS))
