@@ -94,7 +94,9 @@ def load_concepts(rrf_dir: Path, atoms: pa.Table, preferred_en: list[str], all_c
     base = base.join(defs.select(["CUI", "DEF"]), "cui", "CUI", join_type="left outer")
     base = base.sort_by("cui")
     tui = pc.fill_null(base["TUI"], "T000")
-    groups = pa.array([group_of(t) for t in tui.to_pylist()], pa.string())
+    # a few hundred distinct types: map each once, not each of millions of concepts
+    types = pc.unique(tui)
+    groups = pc.take(pa.array([group_of(t) for t in types.to_pylist()], pa.string()), pc.index_in(tui, value_set=types))
     return pa.table({
         "cui": base["cui"], "tui": tui, "sty": pc.fill_null(base["STY"], "Unknown"), "group": groups,
         "name_en": pc.fill_null(base["str"], ""), "definition": pc.fill_null(base["DEF"], ""),

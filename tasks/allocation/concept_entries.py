@@ -20,10 +20,10 @@ Pure functions; the release writer and the audit's `trivial_match` check use the
 from __future__ import annotations
 
 import re
-from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -106,11 +106,73 @@ def first_fair_query(candidates: Iterable[str], parts: EntryParts) -> str | None
     return None
 
 
-def entry_parts(concepts_t: pa.Table, atoms: pa.Table) -> dict[str, EntryParts]:
-    """Every named concept's English entry parts: name, definition, other English names."""
-    en = atoms.filter(pc.equal(atoms["lang"], "en"))
-    synonyms: dict[str, list[str]] = defaultdict(list)
-    for c, s in zip(en["cui"].to_pylist(), en["str"].to_pylist()):
-        synonyms[c].append(s)
-    return {c: EntryParts(c, name, definition or "", tuple(synonyms.get(c, ())))
-            for c, name, definition in zip(*(concepts_t[k].to_pylist() for k in ("cui", "name_en", "definition"))) if name}
+def entry_parts(concepts_t: pa.Table, atoms: pa.Table) -> "EntryTable":
+    """Every named concept's English entry parts: name, definition, other English names.
+
+    Columnar (an EntryParts is made when asked for): at paper scale, Python objects for
+    every English atom and concept were about 1 GB and 17 s of the allocation stage."""
+    return EntryTable.from_tables(concepts_t, atoms)
+
+
+class EntryTable(Mapping):
+    """cui -> EntryParts over arrow columns. Synonyms are the concept's English atoms in
+    the atoms table's order (its preferred name among them)."""
+
+    def __init__(self, cuis: list[str], names: pa.Array, definitions: pa.Array, synonyms: pa.Array, offsets: np.ndarray):
+        self.cuis, self._names, self._defs, self._syn, self._off = cuis, names, definitions, synonyms, offsets
+        self.index = {c: i for i, c in enumerate(cuis)}
+        self._made: dict[str, EntryParts] = {}  # the concepts asked for (targets, candidates) recur
+
+    @classmethod
+    def from_tables(cls, concepts_t: pa.Table, atoms: pa.Table) -> "EntryTable":
+        named = concepts_t.select(["cui", "name_en", "definition"]).filter(
+            pc.fill_null(pc.not_equal(concepts_t["name_en"], ""), False))
+        cuis = named["cui"].combine_chunks()
+        en = atoms.filter(pc.equal(atoms["lang"], "en")) if "lang" in atoms.column_names else atoms
+        owner = pc.index_in(en["cui"], value_set=cuis)
+        keep = pc.is_valid(owner)
+        owner_np = owner.filter(keep).to_numpy(zero_copy_only=False).astype(np.int64)
+        order = np.argsort(owner_np, kind="stable")  # grouped by concept, atoms order within
+        synonyms = pc.fill_null(en["str"].filter(keep), "").combine_chunks().take(pa.array(order))
+        offsets = np.searchsorted(owner_np[order], np.arange(len(cuis) + 1))
+        return cls(cuis.to_pylist(), pc.fill_null(named["name_en"], "").combine_chunks(),
+                   pc.fill_null(named["definition"], "").combine_chunks(), synonyms, offsets)
+
+    def __getitem__(self, cui: str) -> EntryParts:
+        hit = self._made.get(cui)
+        if hit is None:
+            hit = self._made[cui] = self._make(cui)
+        return hit
+
+    def _make(self, cui: str) -> EntryParts:
+        i = self.index[cui]
+        return EntryParts(cui, self._names[i].as_py(), self._defs[i].as_py(),
+                          tuple(self._syn.slice(self._off[i], self._off[i + 1] - self._off[i]).to_pylist()))
+
+    def __contains__(self, cui) -> bool:
+        return cui in self.index
+
+    def __iter__(self):
+        return iter(self.cuis)
+
+    def __len__(self) -> int:
+        return len(self.cuis)
+
+    def names_of(self, cui: str, default=()) -> list[str]:
+        """The concept's English names: preferred name, then its synonyms."""
+        i = self.index.get(cui)
+        if i is None:
+            return list(default)
+        return [self._names[i].as_py(), *self._syn.slice(self._off[i], self._off[i + 1] - self._off[i]).to_pylist()]
+
+    def entry_texts(self) -> tuple[np.ndarray, pa.Array]:
+        """Every entry's texts (name, synonyms, definition), grouped by concept in `cuis`
+        order: (concept index per text, texts)."""
+        n = len(self.cuis)
+        syn_owner = np.repeat(np.arange(n), np.diff(self._off))
+        syn_pos = np.arange(len(syn_owner)) - self._off[syn_owner] + 1
+        owner = np.concatenate([np.arange(n), syn_owner, np.arange(n)])
+        pos = np.concatenate([np.zeros(n, np.int64), syn_pos, np.full(n, np.iinfo(np.int64).max)])
+        order = np.lexsort((pos, owner))
+        texts = pa.concat_arrays([self._names, self._syn, self._defs]).take(pa.array(order))
+        return owner[order], texts

@@ -23,8 +23,13 @@ Pure functions over small in-memory maps; the caller decides which sets to keep.
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from common.text import char_shingles, jaccard, word_tokens
 from tasks.allocation.allocator import seeded_order
@@ -34,10 +39,11 @@ MEDIUM_DEPTH = 2
 HARD_MIN_COVERAGE = 0.5
 MEDIUM_MAX_COVERAGE = 0.2
 MEDIUM_CONFUSERS = 1  # look-alikes in a medium set (hard: all k; easy: none)
+_WORD = re.compile(r"\w+")  # common.text.word_tokens' words
 POOL = 300  # seeded sample of same-type candidates examined per target (keeps full UMLS tractable)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ConceptInfo:
     cui: str
     tui: str
@@ -52,21 +58,54 @@ class Lexicon:
     definition); `names[cui]`: its names in every build language (the queries a set may
     get). A concept's *name words* are the words of its names, in any language, that occur
     in some English entry: French "syndrome de marfan" contributes "syndrome" and "marfan",
-    Chinese contributes nothing. IDF is over entries; stop-words never count."""
+    Chinese contributes nothing. IDF is over entries; stop-words never count.
 
-    def __init__(self, entries: dict[str, list[str]], names: dict[str, list[str]], stopwords: frozenset[str] = frozenset()):
-        self.entries, self.names, self.stopwords = entries, names, stopwords
-        self._entry_words = {c: self._words(texts) for c, texts in sorted(entries.items())}
-        df: Counter = Counter()
-        for words in self._entry_words.values():
-            df.update(words)
-        n = max(1, len(entries))
-        self.idf = {w: math.log(1 + n / c) for w, c in df.items()}
+    Entry words are held as arrays of word ids (a frozenset is made for a concept when it is
+    asked for): per-concept Python sets of every entry's words were the largest structure
+    of the allocation stage."""
+
+    def __init__(self, entries: dict[str, list[str]], names, stopwords: frozenset[str] = frozenset()):
+        cuis = sorted(entries)
+        owner = np.array([i for i, c in enumerate(cuis) for _ in entries[c]], np.int64)
+        texts = pa.array([t or "" for c in cuis for t in entries[c]], pa.string())
+        self._build(cuis, owner, texts, names, stopwords)
+
+    @classmethod
+    def from_texts(cls, cuis: list[str], owner: np.ndarray, texts: pa.Array, names, stopwords: frozenset[str] = frozenset()) -> "Lexicon":
+        """`texts[j]` belongs to the entry of `cuis[owner[j]]`; a concept's texts in entry order.
+        `names`: anything with `.get(cui, default)` giving the concept's names."""
+        lex = cls.__new__(cls)
+        lex._build(cuis, owner, texts, names, stopwords)
+        return lex
+
+    def _build(self, cuis, owner, texts, names, stopwords) -> None:
+        self.names, self.stopwords = names, stopwords
+        self.cuis = cuis
+        self._index = {c: i for i, c in enumerate(cuis)}
+        tok_owner, tokens = _entry_tokens(owner, texts, stopwords)
+        enc = pc.dictionary_encode(tokens)
+        enc = enc.combine_chunks() if isinstance(enc, pa.ChunkedArray) else enc
+        self._words_list = enc.dictionary.to_pylist()
+        n_words = len(self._words_list)
+        w = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+        # each entry's distinct words in first-occurrence order: a frozenset made from them has
+        # the same layout (so the same iteration order, so the same float sums) as one made
+        # from the entry's token stream
+        _, first = np.unique(tok_owner * max(1, n_words) + w, return_index=True)
+        first.sort()
+        self._ent_c, self._ent_w = tok_owner[first], w[first]
+        self._ent_off = np.searchsorted(self._ent_c, np.arange(len(cuis) + 1))
+        self._df = np.bincount(self._ent_w, minlength=n_words)
+        n = max(1, len(cuis))
+        self.idf = {wd: math.log(1 + n / c) for wd, c in zip(self._words_list, self._df.tolist())}
+        self._word_id = {wd: i for i, wd in enumerate(self._words_list)}
+        self._entry_words: dict[str, frozenset[str]] = {}
         self._name_words: dict[str, frozenset[str]] = {}
-        self._postings: dict[str, list[str]] | None = None
+        self._totals: dict[str, float] = {}
+        self._postings: tuple[np.ndarray, np.ndarray] | None = None
 
     def _words(self, texts) -> frozenset[str]:
-        return frozenset(w for t in texts for w in word_tokens(t) if w not in self.stopwords and not w.isdigit())
+        return frozenset(w for t in texts for w in _tokens(t) if w not in self.stopwords and not w.isdigit())
 
     def words_of(self, text: str) -> frozenset[str]:
         return self._words([text])
@@ -78,33 +117,72 @@ class Lexicon:
         return hit
 
     def entry_words(self, cui: str) -> frozenset[str]:
-        return self._entry_words.get(cui, frozenset())
+        hit = self._entry_words.get(cui)
+        if hit is None:
+            i = self._index.get(cui)
+            if i is None:
+                return frozenset()
+            words = self._words_list
+            hit = self._entry_words[cui] = frozenset([words[w] for w in self._ent_w[self._ent_off[i]:self._ent_off[i + 1]].tolist()])
+        return hit
 
     def look_alikes(self, target: str, limit: int = 3) -> list[str]:
         """Concepts whose entries hold the target's rarest name words (the `limit` of highest
         IDF; words in more than 2% of entries say nothing and are skipped): where a lexical
         retriever's confusions come from, whatever the hierarchy says."""
         if self._postings is None:
-            postings: dict[str, list[str]] = defaultdict(list)
-            for cui in sorted(self._entry_words):
-                for w in self._entry_words[cui]:
-                    postings[w].append(cui)
-            cap = max(50, len(self._entry_words) // 50)
-            self._postings = {w: v for w, v in postings.items() if len(v) <= cap}
+            by_word = np.lexsort((self._ent_c, self._ent_w))
+            self._postings = (self._ent_c[by_word], np.concatenate([[0], np.cumsum(self._df)]))
+        post_c, post_off = self._postings
+        cap = max(50, len(self.cuis) // 50)
         words = sorted(self.name_words(target), key=lambda w: (-self.idf.get(w, 0.0), w))
-        found: set[str] = set()
-        for w in [w for w in words if w in self._postings][:limit]:
-            found.update(self._postings[w])
+        ids = [self._word_id[w] for w in words if w in self._word_id and self._df[self._word_id[w]] <= cap][:limit]
+        found = {self.cuis[c] for i in ids for c in post_c[post_off[i]:post_off[i + 1]].tolist()}
         found.discard(target)
         return sorted(found)
 
     def coverage(self, target: str, other: str) -> float:
         """IDF-weighted share of the target's name words found in the other's entry."""
         words = self.name_words(target)
-        total = sum(self.idf.get(w, 0.0) for w in words)
+        total = self._totals.get(target)
+        if total is None:  # the same sum each time: computed once per target
+            total = self._totals[target] = sum(self.idf.get(w, 0.0) for w in words)
         if total == 0:
             return 0.0
         return sum(self.idf.get(w, 0.0) for w in words & self.entry_words(other)) / total
+
+
+def _tokens(text: str) -> list[str]:
+    """`word_tokens`, without its per-character Unicode folding for ASCII text (where NFKC
+    and accent folding change nothing and casefold is lower)."""
+    return _WORD.findall(text.lower()) if text.isascii() else word_tokens(text)
+
+
+def _entry_tokens(owner: np.ndarray, texts: pa.Array, stopwords: frozenset[str]) -> tuple[np.ndarray, pa.Array]:
+    """The counted words of every text, in text order and word order within a text:
+    (owner of each word, words). ASCII texts are split by arrow (the same words as
+    `word_tokens`: lower-cased runs of [a-z0-9_]); the others by `word_tokens`."""
+    texts = texts.combine_chunks() if isinstance(texts, pa.ChunkedArray) else texts
+    texts = pc.fill_null(texts, "")
+    ascii_mask = pc.string_is_ascii(texts).to_numpy(zero_copy_only=False)
+    asc_rows = np.flatnonzero(ascii_mask)
+    lists = pc.split_pattern_regex(pc.ascii_lower(texts.take(pa.array(asc_rows))), r"[^0-9a-z_]+")
+    toks = pc.list_flatten(lists)
+    rows = asc_rows[pc.list_parent_indices(lists).to_numpy(zero_copy_only=False)]
+    keep = pc.and_(pc.not_equal(toks, ""), pc.invert(pc.match_substring_regex(toks, "^[0-9]+$")))
+    if stopwords:
+        keep = pc.and_(keep, pc.invert(pc.is_in(toks, value_set=pa.array(sorted(stopwords), pa.string()))))
+    keep_np = keep.to_numpy(zero_copy_only=False)
+    other_rows, other_toks = [], []
+    for r, t in zip(np.flatnonzero(~ascii_mask).tolist(), texts.take(pa.array(np.flatnonzero(~ascii_mask))).to_pylist()):
+        for w in word_tokens(t):
+            if w not in stopwords and not w.isdigit():
+                other_rows.append(r)
+                other_toks.append(w)
+    all_rows = np.concatenate([rows[keep_np], np.array(other_rows, np.int64)])
+    all_toks = pa.concat_arrays([toks.filter(pa.array(keep_np)), pa.array(other_toks, pa.string())])
+    order = np.argsort(all_rows, kind="stable")  # text order; word order within a text kept
+    return np.asarray(owner, np.int64)[all_rows[order]], all_toks.take(pa.array(order))
 
 
 @dataclass(frozen=True)
@@ -116,38 +194,75 @@ class ConfusionCandidate:
 
 
 class Hierarchy:
-    def __init__(self, parents: list[tuple[str, str]]):
-        self.parents: dict[str, set[str]] = defaultdict(set)
-        self.children: dict[str, set[str]] = defaultdict(set)
-        for child, parent in parents:
-            self.parents[child].add(parent)
-            self.children[parent].add(child)
-        self._memo: dict[tuple[str, int], dict[str, int]] = {}  # candidates recur across targets
+    """Parent/child links over integer ids (CSR arrays): Python sets of CUIs per concept in
+    both directions were hundreds of MB at paper scale and GBs at full scale."""
 
-    def ancestors_within(self, cui: str, depth: int) -> dict[str, int]:
-        key = (cui, depth)
-        hit = self._memo.get(key)
-        if hit is None:
-            hit = self._memo[key] = self._ancestors_within(cui, depth)
-        return hit
+    def __init__(self, parents: list[tuple[str, str]] | None = None, table: pa.Table | None = None):
+        """`parents`: (child, parent) pairs; or `table` with string columns cui, parent."""
+        if table is None:
+            pairs = list(parents or [])
+            table = pa.table({"cui": pa.array([c for c, _ in pairs], pa.string()), "parent": pa.array([p for _, p in pairs], pa.string())})
+        child, parent = (table[k].combine_chunks() if isinstance(table[k], pa.ChunkedArray) else table[k] for k in ("cui", "parent"))
+        ids = pc.unique(pa.concat_arrays([child.cast(pa.string()), parent.cast(pa.string())]))
+        self._cuis: list[str] = ids.to_pylist()
+        self._id = {c: i for i, c in enumerate(self._cuis)}
+        n = len(self._cuis)
+        ci = pc.index_in(child, value_set=ids).to_numpy(zero_copy_only=False).astype(np.int64)
+        pi = pc.index_in(parent, value_set=ids).to_numpy(zero_copy_only=False).astype(np.int64)
+        pairs = np.unique(ci * max(1, n) + pi)  # distinct links, as the sets were
+        ci, pi = pairs // max(1, n), pairs % max(1, n)
+        self._up = _csr(ci, pi, n)
+        self._down = _csr(pi, ci, n)
+        self._memo: dict[tuple[int, int], frozenset[int]] = {}  # candidates recur across targets
 
-    def _ancestors_within(self, cui: str, depth: int) -> dict[str, int]:
-        out = {cui: 0}
-        frontier = {cui}
+    def _parents_of(self, i: int) -> list[int]:
+        off, val = self._up
+        return val[off[i]:off[i + 1]].tolist()
+
+    def _ancestor_depths(self, i: int, depth: int) -> dict[int, int]:
+        out = {i: 0}
+        frontier = {i}
+        off, val = self._up
         for d in range(1, depth + 1):
-            frontier = {p for c in frontier for p in self.parents.get(c, ())} - out.keys()
+            frontier = {p for c in frontier for p in val[off[c]:off[c + 1]].tolist()} - out.keys()
             for p in frontier:
                 out[p] = d
         return out
 
+    def ancestors_within(self, cui: str, depth: int) -> dict[str, int]:
+        i = self._id.get(cui)
+        if i is None:
+            return {cui: 0}
+        return {self._cuis[a]: d for a, d in self._ancestor_depths(i, depth).items()}
+
+    def _near_set(self, cui: str, depth: int):
+        i = self._id.get(cui)
+        if i is None:
+            return frozenset([cui])  # in no link: its own ancestor only (no id can equal a str)
+        key = (i, depth)
+        hit = self._memo.get(key)
+        if hit is None:
+            hit = self._memo[key] = frozenset(self._ancestor_depths(i, depth))
+        return hit
+
     def near(self, a: str, b: str, depth: int) -> bool:
         """True if a and b share an ancestor within `depth` steps of each (or one contains the other)."""
-        return bool(self.ancestors_within(a, depth).keys() & self.ancestors_within(b, depth).keys())
+        return not self._near_set(a, depth).isdisjoint(self._near_set(b, depth))
 
     def siblings(self, cui: str) -> set[str]:
-        sib = {s for p in self.parents.get(cui, ()) for s in self.children.get(p, ())}
+        i = self._id.get(cui)
+        if i is None:
+            return set()
+        off, val = self._down
+        sib = {self._cuis[s] for p in self._parents_of(i) for s in val[off[p]:off[p + 1]].tolist()}
         sib.discard(cui)
         return sib
+
+
+def _csr(src: np.ndarray, dst: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Offsets and values: the `dst` of each `src`, ascending."""
+    order = np.lexsort((dst, src))
+    return np.concatenate([[0], np.cumsum(np.bincount(src, minlength=n))]), dst[order].astype(np.int32)
 
 
 def similarity(a: ConceptInfo, b: ConceptInfo, cache: dict) -> float:
@@ -166,93 +281,154 @@ def build_candidates(concepts: dict[str, ConceptInfo], hierarchy: Hierarchy, k: 
     feasible tier: a target is used once anyway, and computing all three tiers for every
     candidate target tripled the work at paper scale. Concepts in `excluded` (owned by
     another cell, when overlap covers every role) are never distractors."""
-    cache: dict[str, set[str]] = {}
-    by_tui: dict[str, list[str]] = defaultdict(list)
-    # one seeded order per semantic type, computed once: each target then reads a window of
-    # it at a target-specific offset (sorting the whole type per target is quadratic at scale)
-    for c in sorted(concepts, key=lambda c: seeded_order(seed, f"pool:{c}")):
-        by_tui[concepts[c].tui].append(c)
-    group_sizes = Counter(c.group for c in concepts.values())
-    # "another semantic group" only where the vocabulary really has several (full UMLS);
-    # the open ontologies are nearly all disorders, so there it means another type
-    by_group = sum(1 for g, n in group_sizes.items() if n >= max(50, len(concepts) // 20)) >= 2
-    everyone = sorted((c for c in concepts if c not in excluded), key=lambda c: seeded_order(seed, f"easy-pool:{c}"))
-    cover = lexicon.coverage
-    tiers: dict[str, list[ConfusionCandidate]] = {"easy": [], "medium": [], "hard": []}
-    def hard_set(cui, t, order, related):
-        # hard: siblings, most similar first; then lexically close concepts of the same type
-        sib = [s for s in hierarchy.siblings(cui) if s in concepts and s not in related and s not in excluded
-               and cover(cui, s) >= HARD_MIN_COVERAGE]
-        sib.sort(key=lambda s: (-cover(cui, s), -similarity(t, concepts[s], cache), s))
-        hard = sib[:k]
-        if len(hard) < k:
-            pool = set(same_type_window(cui, t, order, related)) | {
-                c for c in lexicon.look_alikes(cui) if c in concepts and concepts[c].tui == t.tui and c not in related and c not in excluded}
-            close = [c for c in sorted(pool) if c not in hard and not hierarchy.near(cui, c, 1)]
-            close = [c for c in close if cover(cui, c) >= HARD_MIN_COVERAGE]
-            close.sort(key=lambda c: (-cover(cui, c), -similarity(t, concepts[c], cache), c))
-            hard += close[: k - len(hard)]
-        return tuple(hard) if len(hard) == k else None
+    lazy = lazy_candidates(concepts, hierarchy, k, seed, targets, lexicon, one_tier_per_target, excluded)
+    return {tier: list(sets) for tier, sets in lazy.items()}
 
-    def same_type_window(cui, t, order, related):
-        pool = by_tui[t.tui]
-        start = int(order("pool")[:12], 16) % max(1, len(pool))
-        size = POOL + len(related) + 1
-        window = pool[start : start + size]
-        if len(window) < size:  # wrap around, never past the start (no repeats)
-            window += pool[: min(start, size - len(window))]
-        return [c for c in window if c not in related and c not in excluded][:POOL]
 
-    def medium_set(cui, t, order, related, hard):
-        # medium: same semantic type, far in the hierarchy; one lexical look-alike (covering
-        # as much of the target's name words as a hard distractor does), the others sharing
-        # little: one confuser where hard has k and easy none
-        confusers = [c for c in lexicon.look_alikes(cui) if c in concepts and c not in related and c not in excluded
-                     and concepts[c].tui == t.tui and cover(cui, c) >= HARD_MIN_COVERAGE
-                     and not hierarchy.near(cui, c, MEDIUM_DEPTH)]
-        far = [c for c in same_type_window(cui, t, order, related) if not hierarchy.near(cui, c, MEDIUM_DEPTH)]
-        others = sorted((c for c in far if cover(cui, c) < MEDIUM_MAX_COVERAGE), key=lambda c: (-similarity(t, concepts[c], cache), order(c)))
-        n = min(MEDIUM_CONFUSERS, k - 1)
-        if len(confusers) < n or len(others) < k - n:
+def lazy_candidates(concepts: dict[str, ConceptInfo], hierarchy: Hierarchy, k: int, seed: int,
+                    targets: list[str], lexicon: Lexicon, one_tier_per_target: bool = False,
+                    excluded: frozenset[str] = frozenset()) -> dict[str, "LazyTier"]:
+    """`build_candidates`' tier lists, each target's sets computed only when a reader of a
+    tier list gets to it. A target's sets depend on nothing but the target (and its index),
+    so the lists hold exactly what `build_candidates` returns, in the same order; the
+    allocator stops reading once its cells are full, and at paper scale it reads a fraction
+    of the ~60k targets drawn (computing all of them was most of the stage's time)."""
+    sets = _TargetSets(concepts, hierarchy, k, seed, targets, lexicon, one_tier_per_target, excluded)
+    out = {}
+    for tier in TIERS:
+        keys = [seeded_order(seed, f"{tier}:{cui}") for cui in targets]
+        # stable: equal keys (a target listed twice) keep their target order, as a stable list sort does
+        out[tier] = LazyTier(tier, sorted(range(len(targets)), key=keys.__getitem__), sets)
+    return out
+
+
+TIERS = ("easy", "medium", "hard")
+
+
+class LazyTier:
+    """One tier's sets in seeded order, computed as they are read (and kept: every language
+    re-reads the lists from the start)."""
+
+    def __init__(self, tier: str, order: list[int], sets: "_TargetSets"):
+        self.tier, self._order, self._sets = tier, order, sets
+        self._pos = 0
+        self._done: list[ConfusionCandidate] = []
+
+    def __iter__(self):
+        i = 0
+        while True:
+            while i >= len(self._done) and self._pos < len(self._order):
+                got = self._sets.of(self._order[self._pos]).get(self.tier)
+                self._pos += 1
+                if got is not None:
+                    self._done.append(got)
+            if i >= len(self._done):
+                return
+            yield self._done[i]
+            i += 1
+
+
+class _TargetSets:
+    """The sets of each target (by its index in `targets`), memoised."""
+
+    def __init__(self, concepts, hierarchy, k, seed, targets, lexicon, one_tier_per_target, excluded):
+        self.concepts, self.hierarchy, self.k, self.seed = concepts, hierarchy, k, seed
+        self.targets, self.lexicon, self.one_tier, self.excluded = targets, lexicon, one_tier_per_target, excluded
+        self._memo: dict[int, dict[str, ConfusionCandidate]] = {}
+        self.cache: dict[str, set[str]] = {}
+        self.by_tui: dict[str, list[str]] = defaultdict(list)
+        # one seeded order per semantic type, computed once: each target then reads a window of
+        # it at a target-specific offset (sorting the whole type per target is quadratic at scale)
+        for c in sorted(concepts, key=lambda c: seeded_order(seed, f"pool:{c}")):
+            self.by_tui[concepts[c].tui].append(c)
+        group_sizes = Counter(c.group for c in concepts.values())
+        # "another semantic group" only where the vocabulary really has several (full UMLS);
+        # the open ontologies are nearly all disorders, so there it means another type
+        self.by_group = sum(1 for g, n in group_sizes.items() if n >= max(50, len(concepts) // 20)) >= 2
+        self.everyone = sorted((c for c in concepts if c not in excluded), key=lambda c: seeded_order(seed, f"easy-pool:{c}"))
+
+    def of(self, i: int) -> dict[str, ConfusionCandidate]:
+        hit = self._memo.get(i)
+        if hit is None:
+            hit = self._memo[i] = self._compute(i)
+        return hit
+
+    def _compute(self, i: int) -> dict[str, ConfusionCandidate]:
+        concepts, hierarchy, lexicon, excluded, k = self.concepts, self.hierarchy, self.lexicon, self.excluded, self.k
+        cache, by_tui, everyone, seed = self.cache, self.by_tui, self.everyone, self.seed
+        cover = lexicon.coverage
+
+        def hard_set(cui, t, order, related):
+            # hard: siblings, most similar first; then lexically close concepts of the same type
+            sib = [s for s in hierarchy.siblings(cui) if s in concepts and s not in related and s not in excluded
+                   and cover(cui, s) >= HARD_MIN_COVERAGE]
+            sib.sort(key=lambda s: (-cover(cui, s), -similarity(t, concepts[s], cache), s))
+            hard = sib[:k]
+            if len(hard) < k:
+                pool = set(same_type_window(cui, t, order, related)) | {
+                    c for c in lexicon.look_alikes(cui) if c in concepts and concepts[c].tui == t.tui and c not in related and c not in excluded}
+                close = [c for c in sorted(pool) if c not in hard and not hierarchy.near(cui, c, 1)]
+                close = [c for c in close if cover(cui, c) >= HARD_MIN_COVERAGE]
+                close.sort(key=lambda c: (-cover(cui, c), -similarity(t, concepts[c], cache), c))
+                hard += close[: k - len(hard)]
+            return tuple(hard) if len(hard) == k else None
+
+        def same_type_window(cui, t, order, related):
+            pool = by_tui[t.tui]
+            start = int(order("pool")[:12], 16) % max(1, len(pool))
+            size = POOL + len(related) + 1
+            window = pool[start : start + size]
+            if len(window) < size:  # wrap around, never past the start (no repeats)
+                window += pool[: min(start, size - len(window))]
+            return [c for c in window if c not in related and c not in excluded][:POOL]
+
+        def medium_set(cui, t, order, related):
+            # medium: same semantic type, far in the hierarchy; one lexical look-alike (covering
+            # as much of the target's name words as a hard distractor does), the others sharing
+            # little: one confuser where hard has k and easy none
+            confusers = [c for c in lexicon.look_alikes(cui) if c in concepts and c not in related and c not in excluded
+                         and concepts[c].tui == t.tui and cover(cui, c) >= HARD_MIN_COVERAGE
+                         and not hierarchy.near(cui, c, MEDIUM_DEPTH)]
+            far = [c for c in same_type_window(cui, t, order, related) if not hierarchy.near(cui, c, MEDIUM_DEPTH)]
+            others = sorted((c for c in far if cover(cui, c) < MEDIUM_MAX_COVERAGE), key=lambda c: (-similarity(t, concepts[c], cache), order(c)))
+            n = min(MEDIUM_CONFUSERS, k - 1)
+            if len(confusers) < n or len(others) < k - n:
+                return None
+            confusers.sort(key=lambda c: (-cover(cui, c), order(c)))
+            return tuple(sorted([*confusers[:n], *others[: k - n]]))
+
+        def easy_set(cui, t, order):
+            # easy: another type (another group where there are several), far in the hierarchy
+            easy = []
+            start = int(order("easy")[:12], 16) % len(everyone)
+            for j in range(len(everyone)):  # walk the seeded order from a target-specific start
+                c = everyone[(start + j) % len(everyone)]
+                other = concepts[c].group != t.group if self.by_group else concepts[c].tui != t.tui
+                if other and cover(cui, c) == 0 and not hierarchy.near(cui, c, EASY_DEPTH):
+                    easy.append(c)
+                    if len(easy) == k:
+                        return tuple(sorted(easy))
             return None
-        confusers.sort(key=lambda c: (-cover(cui, c), order(c)))
-        return tuple(sorted([*confusers[:n], *others[: k - n]]))
 
-    def easy_set(cui, t, order):
-        # easy: another type (another group where there are several), far in the hierarchy
-        easy = []
-        start = int(order("easy")[:12], 16) % len(everyone)
-        for i in range(len(everyone)):  # walk the seeded order from a target-specific start
-            c = everyone[(start + i) % len(everyone)]
-            other = concepts[c].group != t.group if by_group else concepts[c].tui != t.tui
-            if other and cover(cui, c) == 0 and not hierarchy.near(cui, c, EASY_DEPTH):
-                easy.append(c)
-                if len(easy) == k:
-                    return tuple(sorted(easy))
-        return None
-
-    names = ("easy", "medium", "hard")
-    for i, cui in enumerate(targets):
+        names = ("easy", "medium", "hard")
+        cui = self.targets[i]
         t = concepts[cui]
-        order = lambda x, cui=cui: seeded_order(seed, f"{cui}:{x}")  # noqa: E731
+        order = lambda x: seeded_order(seed, f"{cui}:{x}")  # noqa: E731
         related = set(hierarchy.ancestors_within(cui, 50)) | {cui}
-        wanted = [names[(i + j) % 3] for j in range(3)] if one_tier_per_target else ["hard", "medium", "easy"]
-        hard = None
+        wanted = [names[(i + j) % 3] for j in range(3)] if self.one_tier else ["hard", "medium", "easy"]
+        out: dict[str, ConfusionCandidate] = {}
         for tier in wanted:
             if tier == "hard":
-                hard = hard_set(cui, t, order, related)
-                got = hard
+                got = hard_set(cui, t, order, related)
             elif tier == "medium":
-                got = medium_set(cui, t, order, related, hard)
+                got = medium_set(cui, t, order, related)
             else:
                 got = easy_set(cui, t, order)
             if got is not None:
-                tiers[tier].append(ConfusionCandidate(cui, t.name, tier, got))
-                if one_tier_per_target:
+                out[tier] = ConfusionCandidate(cui, t.name, tier, got)
+                if self.one_tier:
                     break
-    for tier in tiers:
-        tiers[tier].sort(key=lambda s: seeded_order(seed, f"{tier}:{s.target_cui}"))
-    return tiers
+        return out
 
 
 def mean_similarity(sets: list[tuple[str, list[str]]]) -> float:

@@ -2,15 +2,18 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Mapping
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from schemas.config import Language
 from tasks.allocation.allocator import Allocator, Candidate, Realization, seeded_order
 from tasks.allocation.concept_entries import EntryParts, concept_entry, english_queries, entry_parts, first_fair_query
-from tasks.allocation.confusion import ConceptInfo, Hierarchy, Lexicon, build_candidates
+from tasks.allocation.confusion import ConceptInfo, Hierarchy, Lexicon, lazy_candidates
 from tasks.translation.gates import text_gates, translation_gates
 from tasks.translation.memory import TranslationMemory
 from tasks.translation.stage import PROVENANCE_OF_STATUS
@@ -32,23 +35,33 @@ class ConceptRealizer:
     the English name; each text passes the gates and must not be found in the entry by
     string matching."""
 
-    def __init__(self, atoms: pa.Table, entries: dict[str, EntryParts], languages: dict[str, Language], tm: TranslationMemory,
-                 backend: str | None = None):
+    def __init__(self, atoms: dict[str, pa.Table], entries: Mapping[str, EntryParts], languages: dict[str, Language],
+                 tm: TranslationMemory, backend: str | None = None):
+        """`atoms[lang]`: the language's atoms (cui, str, ispref, sab), for the languages to name in."""
         self.languages, self.tm, self.entries, self.backend = languages, tm, entries, backend
-        ranked: dict[tuple[str, str], list[tuple]] = defaultdict(list)
-        for cui, lang, text, pref, sab in zip(*(atoms[c].to_pylist() for c in ("cui", "lang", "str", "ispref", "sab"))):
-            if lang not in languages or lang == "en":
-                continue
-            prefs = languages[lang].preferred_sources
-            ranked[(cui, lang)].append((not pref, prefs.index(sab) if sab in prefs else len(prefs), text))
-        self.names: dict[tuple[str, str], list[str]] = {k: [t for *_, t in sorted(set(v))] for k, v in ranked.items()}
+        self._names = {lang: ranked_names(t, languages[lang].preferred_sources) for lang, t in sorted(atoms.items())
+                       if lang in languages and lang != "en"}
         self.rejections: dict[str, int] = defaultdict(int)
+        self._english: dict[str, list[str]] = {}
+
+    def english(self, cui: str) -> list[str]:
+        """`english_queries` of the concept (asked for by `can_name`, then again by the call)."""
+        hit = self._english.get(cui)
+        if hit is None:
+            hit = self._english[cui] = english_queries(self.entries[cui])
+        return hit
+
+    def names(self, cui: str, lang: str) -> list[str]:
+        """The concept's atoms in `lang`, best first (preferred, then by preferred source, then text)."""
+        got = self._names.get(lang)
+        span = got[0].get(cui) if got else None
+        return [] if span is None else got[1].slice(span[0], span[1] - span[0]).to_pylist()
 
     def __call__(self, cui: str, lang: str) -> Realization | None:
         parts = self.entries[cui]
         lang_def = self.languages[lang]
         # the same gates as every other query text (the audit re-runs them), then fairness
-        names = english_queries(parts) if lang == "en" else self.names.get((cui, lang), [])
+        names = self.english(cui) if lang == "en" else self.names(cui, lang)
         text = first_fair_query((t for t in names if not text_gates(t, lang_def, self.backend)), parts)
         if text is not None:
             return Realization(text, "terminology")
@@ -70,8 +83,30 @@ class ConceptRealizer:
     def can_name(self, cui: str, lang: str) -> bool:
         """Cheap pre-check (no gates): is there any candidate name in the language?"""
         if lang == "en":
-            return bool(english_queries(self.entries[cui]))
-        return (cui, lang) in self.names or self.tm.lookup(self.entries[cui].name, "en", lang) is not None
+            return bool(self.english(cui))
+        return cui in self._names.get(lang, {0: {}})[0] or self.tm.lookup(self.entries[cui].name, "en", lang) is not None
+
+
+def ranked_names(atoms: pa.Table, preferred_sources: list[str]) -> tuple[dict[str, tuple[int, int]], pa.Array]:
+    """Pure: each concept's distinct (preferred?, source rank, text) atoms sorted as tuples
+    (preferred first, then by the language's preferred sources, then text), as
+    (cui -> (start, stop) into the texts, texts). Arrow sorts strings by UTF-8 bytes, which
+    is code-point order, as Python's tuple sort. The same text from two sources of different
+    rank is listed twice, as before."""
+    prefs = pa.array(preferred_sources, pa.string())
+    t = pa.table({
+        "cui": atoms["cui"], "nopref": pc.invert(pc.fill_null(atoms["ispref"], False)),
+        "rank": pc.fill_null(pc.index_in(atoms["sab"], value_set=prefs), len(preferred_sources)), "str": atoms["str"],
+    })
+    keys = ["cui", "nopref", "rank", "str"]
+    t = t.group_by(keys, use_threads=False).aggregate([]).sort_by([(k, "ascending") for k in keys])
+    cuis = t["cui"].combine_chunks()
+    n = len(cuis)
+    if n == 0:
+        return {}, pa.array([], pa.string())
+    starts = np.flatnonzero(np.concatenate([[True], pc.not_equal(cuis.slice(1), cuis.slice(0, n - 1)).to_numpy(zero_copy_only=False)]))
+    stops = np.append(starts[1:], n)
+    return dict(zip(cuis.take(pa.array(starts)).to_pylist(), zip(starts.tolist(), stops.tolist()))), t["str"].combine_chunks()
 
 
 def cd_targets(eligible: list[str], languages: list[str], quota: int, can_name, floor: int = 400,
@@ -96,6 +131,47 @@ def cd_targets(eligible: list[str], languages: list[str], quota: int, can_name, 
                 chosen.add(cui)
                 want -= 1
     return [c for c in eligible if c in chosen]
+
+
+def concept_infos(concepts_t: pa.Table) -> dict[str, ConceptInfo]:
+    """Every named concept's type, group and English name. Types and groups are a few
+    hundred distinct strings: one object each, not one per concept."""
+    shared: dict[str, str] = {}
+    tuis = [shared.setdefault(t, t) for t in concepts_t["tui"].to_pylist()]
+    groups = [shared.setdefault(g, g) for g in concepts_t["group"].to_pylist()]
+    return {c: ConceptInfo(c, tui, grp, name)
+            for c, tui, grp, name in zip(concepts_t["cui"].to_pylist(), tuis, groups, concepts_t["name_en"].to_pylist()) if name}
+
+
+def english_stop_words() -> frozenset[str]:
+    """spaCy's bundled English stop-word list, read from its module file: importing it the
+    usual way imports spaCy, thinc and torch (seconds and about 230 MB) for one word list."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("spacy")  # finds the package without importing it
+    path = Path(spec.submodule_search_locations[0]) / "lang" / "en" / "stop_words.py"
+    module = importlib.util.module_from_spec(importlib.util.spec_from_file_location("_spacy_en_stop_words", path))
+    module.__spec__.loader.exec_module(module)
+    return frozenset(module.STOP_WORDS)
+
+
+def read_atoms(vocab: dict, lang: str, columns: list[str]) -> pa.Table:
+    """One language's atoms, in the vocabulary's order: its own file when there is one."""
+    path = (vocab.get("atoms_by_lang") or {}).get(lang)
+    if path:
+        return pq.read_table(path, columns=columns)
+    atoms = pq.read_table(vocab["atoms"], columns=[*columns, "lang"])
+    return atoms.filter(pc.equal(atoms["lang"], lang)).select(columns)
+
+
+class _NamesOf:
+    """A concept's English names (preferred, then synonyms), looked up as `names.get(cui, default)`."""
+
+    def __init__(self, entries):
+        self.entries = entries
+
+    def get(self, cui: str, default=()):
+        return self.entries.names_of(cui, default)
 
 
 def seed_from_release(alloc: Allocator, base: Path, languages: dict[str, Language]) -> set[str]:
@@ -175,27 +251,26 @@ def allocate_cells(item_shards: list[str], grounded: list[str], realized: list[s
 
     # confusion sets over concepts nobody owns yet
     concepts_t = pq.read_table(vocab["concepts"])
-    concepts = {
-        c: ConceptInfo(c, tui, grp, name)
-        for c, tui, grp, name in zip(*(concepts_t[k].to_pylist() for k in ("cui", "tui", "group", "name_en")))
-        if name
-    }
-    parents = pq.read_table(vocab["parents"])
-    hierarchy = Hierarchy(list(zip(parents["cui"].to_pylist(), parents["parent"].to_pylist())))
+    concepts = concept_infos(concepts_t)
+    hierarchy = Hierarchy(table=pq.read_table(vocab["parents"]))
     eligible = sorted((c for c, info in concepts.items() if info.group in key_groups and c not in alloc.owner),
                       key=lambda c: seeded_order(seed, f"cd-target:{c}"))
-    atoms = pq.read_table(vocab["atoms"], columns=["cui", "lang", "str", "ispref", "sab"])
-    entries = entry_parts(concepts_t, atoms)
+    # only the columns and languages used: English (entries) and the languages named here
+    atoms = {lang: read_atoms(vocab, lang, ["cui", "str"] if lang == "en" else ["cui", "str", "ispref", "sab"])
+             for lang in sorted({"en", *order})}
+    entries = entry_parts(concepts_t, atoms["en"])
     realizer = ConceptRealizer(atoms, entries, langs, TranslationMemory.from_files([Path(p) for p in memory]), langid_backend)
+    del atoms
     # with every role owned, sets compete for their distractors too: draw more candidates
     targets = cd_targets(eligible, order, quotas["cd"], realizer.can_name, per_language=4 if overlap_scope == "key" else 12)
-    from spacy.lang.en.stop_words import STOP_WORDS  # spaCy's bundled list; imported only here
+    STOP_WORDS = english_stop_words()
 
-    lexicon = Lexicon({c: [e.name, *e.synonyms, e.definition] for c, e in entries.items()},
-                      {c: [e.name, *e.synonyms] for c, e in entries.items()}, frozenset(STOP_WORDS))
+    owner, texts = entries.entry_texts()
+    lexicon = Lexicon.from_texts(entries.cuis, owner, texts, _NamesOf(entries), frozenset(STOP_WORDS))
     excluded = frozenset(alloc.owner) if overlap_scope == "all" else frozenset()
-    sets_by_tier = build_candidates(concepts, hierarchy, distractors, seed, targets, lexicon,
-                                    one_tier_per_target=True, excluded=excluded)
+    # computed as the allocator reads them: it stops once the cells are full
+    sets_by_tier = lazy_candidates(concepts, hierarchy, distractors, seed, targets, lexicon,
+                                   one_tier_per_target=True, excluded=excluded)
     def shares_a_word(cand, real) -> bool:
         """Does the query share any word with its target's entry (the query withheld)?"""
         entry = concept_entry(entries[cand.target_cui], withheld=real.text)

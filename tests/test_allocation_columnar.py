@@ -1,0 +1,138 @@
+"""The allocation stage's columnar structures hold exactly what the per-object ones held:
+entry parts, entry words (down to set iteration order), realizer names, hierarchy links,
+and confusion sets computed on demand."""
+from __future__ import annotations
+
+import itertools
+
+import pyarrow as pa
+import pytest
+
+from common.text import word_tokens
+from tasks.allocation.concept_entries import EntryParts, entry_parts
+from tasks.allocation.confusion import ConceptInfo, Hierarchy, Lexicon, build_candidates, lazy_candidates
+from tasks.allocation.stage import ranked_names
+
+
+def test_ranked_names_sorts_preferred_then_source_rank_then_text_and_keeps_rank_duplicates():
+    atoms = pa.table({
+        "cui": ["C2", "C1", "C1", "C1", "C1", "C1", "C2"],
+        "str": ["zeta", "beta", "alpha", "beta", "Émile", "beta", "eta"],
+        "ispref": [False, False, False, True, False, False, True],
+        "sab": ["MSH", "MSH", "OTHER", "MDR", "MSH", "MSH", "OTHER"],
+    })
+    spans, texts = ranked_names(atoms, ["MDR", "MSH"])
+    got = {c: texts.slice(a, b - a).to_pylist() for c, (a, b) in spans.items()}
+    # C1: (False, 0, beta) first; then rank 1 (MSH) beta, Émile (code-point order); then rank 2;
+    # the two identical (C1, MSH, beta) atoms are one
+    assert got == {"C1": ["beta", "beta", "Émile", "alpha"], "C2": ["eta", "zeta"]}
+
+
+def test_ranked_names_of_no_atoms():
+    empty = pa.table({"cui": pa.array([], pa.string()), "str": pa.array([], pa.string()),
+                      "ispref": pa.array([], pa.bool_()), "sab": pa.array([], pa.string())})
+    spans, texts = ranked_names(empty, ["MSH"])
+    assert spans == {} and len(texts) == 0
+
+
+def test_entry_table_keeps_atom_order_and_skips_unnamed_concepts():
+    concepts = pa.table({"cui": ["C1", "C2", "C3"], "name_en": ["Heart", "", "Lung"],
+                         "definition": ["An organ.", "x", None]})
+    atoms = pa.table({"cui": ["C3", "C1", "C2", "C1", "C9"], "lang": ["en", "en", "en", "fr", "en"],
+                      "str": ["Lung", "Cardiac", "Two", "Coeur", "Orphan"]})
+    entries = entry_parts(concepts, atoms)
+    assert sorted(entries) == ["C1", "C3"] and len(entries) == 2 and "C2" not in entries
+    assert entries["C1"] == EntryParts("C1", "Heart", "An organ.", ("Cardiac",))
+    assert entries["C3"] == EntryParts("C3", "Lung", "", ("Lung",))
+    owner, texts = entries.entry_texts()
+    assert list(zip(owner.tolist(), texts.to_pylist())) == [
+        (0, "Heart"), (0, "Cardiac"), (0, "An organ."), (1, "Lung"), (1, "Lung"), (1, "")]
+    assert entries.names_of("C1") == ["Heart", "Cardiac"] and entries.names_of("C9") == []
+
+
+def _reference_entry_words(texts: list[str], stopwords: frozenset[str]) -> frozenset[str]:
+    """The per-object rule the columnar Lexicon replaces."""
+    return frozenset(w for t in texts for w in word_tokens(t) if w not in stopwords and not w.isdigit())
+
+
+ENTRIES = {
+    "C3": ["Thyroid Gland Nodule", "nodule of the thyroid", "A lump in the thyroid gland; 2 cm."],
+    "C1": ["Café-au-lait spots", "CAFE AU LAIT macules", "Ｆｕｌｌｗｉｄｔｈ text", "x_y 42 ²"],
+    "C2": ["Синдром Марфана", "Marfan syndrome", "马凡综合征", ""],
+    "C4": ["the of and"],
+    **{f"D{i:02d}": [f"word{i} common thyroid", "filler text"] for i in range(60)},
+}
+STOP = frozenset({"the", "of", "and", "a", "in"})
+
+
+@pytest.fixture(scope="module")
+def lexicon():
+    return Lexicon(ENTRIES, {c: t[:2] for c, t in ENTRIES.items()}, STOP)
+
+
+def test_entry_words_equal_the_per_object_sets_in_iteration_order(lexicon):
+    for cui, texts in ENTRIES.items():
+        ref = _reference_entry_words(texts, STOP)
+        got = lexicon.entry_words(cui)
+        assert got == ref and list(got) == list(ref), cui
+    assert lexicon.entry_words("C1") >= {"cafe", "au", "lait", "fullwidth", "x_y"} and "café" not in lexicon.entry_words("C1")
+    assert "42" not in lexicon.entry_words("C1") and "²" not in lexicon.entry_words("C1")  # digits never count
+    assert lexicon.entry_words("C4") == frozenset() and lexicon.entry_words("nope") == frozenset()
+
+
+def test_idf_and_look_alikes_match_the_per_object_rule(lexicon):
+    ref = {c: _reference_entry_words(t, STOP) for c, t in ENTRIES.items()}
+    df = {}
+    for words in ref.values():
+        for w in words:
+            df[w] = df.get(w, 0) + 1
+    import math
+
+    assert lexicon.idf == {w: math.log(1 + len(ENTRIES) / c) for w, c in df.items()}
+    # "thyroid" is in 61 of 64 entries: over the 50-entry cap, never a look-alike word
+    assert lexicon.look_alikes("C3") == []
+    assert lexicon.look_alikes("D07") == []  # word7 is its own; common/thyroid/filler are capped
+    assert lexicon.look_alikes("C1", limit=10) == []
+    two = Lexicon({"A": ["marfan syndrome"], "B": ["syndrome x"], "C": ["marfan"]}, {"A": ["marfan syndrome"]})
+    assert two.look_alikes("A") == ["B", "C"]
+    assert two.coverage("A", "C") == pytest.approx(two.idf["marfan"] / (two.idf["marfan"] + two.idf["syndrome"]))
+
+
+def test_hierarchy_links_siblings_and_nearness():
+    h = Hierarchy([("B", "A"), ("C", "A"), ("D", "B"), ("D", "B"), ("E", "C"), ("F", "Z")])
+    assert h.ancestors_within("D", 1) == {"D": 0, "B": 1}
+    assert h.ancestors_within("D", 5) == {"D": 0, "B": 1, "A": 2}
+    assert h.ancestors_within("Q", 3) == {"Q": 0}  # in no link
+    assert h.siblings("B") == {"C"} and h.siblings("D") == set() and h.siblings("Q") == set()
+    assert h.near("D", "E", 2) and not h.near("D", "E", 1)
+    assert h.near("D", "B", 1) and not h.near("D", "F", 5)
+    assert h.near("Q", "Q", 1) and not h.near("Q", "A", 3)
+    assert Hierarchy([]).ancestors_within("A", 2) == {"A": 0}
+    table = pa.table({"cui": ["B", "C"], "parent": ["A", "A"]})
+    assert Hierarchy(table=table).siblings("B") == {"C"}
+
+
+def _vocab():
+    concepts, parents = {}, []
+    for i, (grp, tui) in enumerate(itertools.product(["DISO", "CHEM"], ["T1", "T2", "T3"])):
+        for j in range(12):
+            cui = f"C{i}{j:02d}"
+            concepts[cui] = ConceptInfo(cui, tui, grp, f"{tui} thing {j % 4} part {j}")
+            parents.append((cui, f"P{i}{j % 3}"))
+            parents.append((f"P{i}{j % 3}", f"R{i % 2}"))
+    return concepts, Hierarchy(parents)
+
+
+@pytest.mark.parametrize("one_tier", [True, False])
+def test_lazy_candidates_are_build_candidates_read_in_any_interleaving(one_tier):
+    concepts, h = _vocab()
+    lex = Lexicon({c: [i.name] for c, i in concepts.items()}, {c: [i.name] for c, i in concepts.items()})
+    targets = sorted(concepts)[::2]
+    eager = build_candidates(concepts, h, 3, 5, targets, lex, one_tier_per_target=one_tier)
+    assert sum(len(v) for v in eager.values()) > 10
+    lazy = lazy_candidates(concepts, h, 3, 5, targets, lex, one_tier_per_target=one_tier)
+    # partial reads first (as the allocator stops once a cell is full), then whole lists, twice
+    assert next(iter(lazy["hard"]), None) == (eager["hard"][:1] or [None])[0]
+    assert list(itertools.islice(lazy["easy"], 2)) == eager["easy"][:2]
+    for _ in range(2):
+        assert {t: list(v) for t, v in lazy.items()} == eager
