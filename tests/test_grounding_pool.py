@@ -145,3 +145,26 @@ def test_by_default_a_small_shard_is_grounded_in_process(sample, monkeypatch):
     stage.ground_texts(small + [("en", "Asthma in children.")], vocab, {"en": s["langs"]["en"]},
                        g.quickumls_threshold, g.quickumls_window, s["cache"])
     assert forks == [2]  # 512 texts: 256 each
+
+
+
+def _signal_handlers() -> tuple[bool, bool]:
+    import signal
+
+    return signal.getsignal(signal.SIGTERM) == signal.SIG_DFL, signal.getsignal(signal.SIGINT) == signal.SIG_IGN
+
+
+def test_workers_do_not_inherit_the_parents_sigterm_handler():
+    """Prefect installs a SIGTERM handler that raises; a forked worker inherited it, and the
+    pool's shutdown printed its traceback in the middle of a build's progress lines."""
+    import signal
+
+    def raising(signum, frame):
+        raise RuntimeError("terminated")
+
+    previous = signal.signal(signal.SIGTERM, raising)
+    try:
+        with multiprocessing.get_context("fork").Pool(1, initializer=stage._worker_init) as pool:
+            assert pool.apply(_signal_handlers) == (True, True)
+    finally:
+        signal.signal(signal.SIGTERM, previous)

@@ -23,6 +23,7 @@ import json
 import multiprocessing
 import os
 import re
+import signal
 import sys
 import threading
 from contextlib import ExitStack, contextmanager
@@ -277,6 +278,10 @@ def _worker_init() -> None:
     processes moving one file offset would read each other's pages)."""
     from tasks.grounding import matchers
 
+    # the parent's SIGTERM handler (Prefect's raises TerminationSignal) must not run in a
+    # worker: the pool's own shutdown would print its traceback
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
     matchers._SUDACHI_LOCK = threading.Lock()
     for grounder in _FORKED:
         if grounder.fuzzy is not None:
@@ -305,10 +310,12 @@ def _pool_ground(grounders: list[Grounder], chunks: list[list[tuple[int, str]]],
         _FORKED = []
     try:
         results = pool.map(_ground_chunk, chunks, chunksize=1)
-        pool.close()
-    finally:
+    except BaseException:
         pool.terminate()
         pool.join()
+        raise
+    pool.close()  # workers exit on their own once the queue is drained: no signal needed
+    pool.join()
     return [r for chunk in results for r in chunk]
 
 
