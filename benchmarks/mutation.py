@@ -70,6 +70,8 @@ MODULES: dict[str, list[str]] = {
 # mutant cannot change behaviour. Columns (of the mutated node, as --list shows them) only
 # where one line has two alike mutants; the occurrence (0, 1, ...) where the same statement
 # appears more than once in the module.
+_MINHASH_PERF_ONLY = 'performance only: results are identical for every value (tests/test_minhash.py::test_tiny_caches_and_chunks_change_nothing)'
+
 EQUIVALENT: dict[tuple, str] = {
     ("tasks/dedup/near_duplicates.py", 'm.update_batch([s.encode("utf-8") for s in sorted(shingles)])', "sorted(x) -> x"):
         "a MinHash keeps per-permutation minima: the order shingles are fed in cannot change them",
@@ -96,22 +98,22 @@ EQUIVALENT: dict[tuple, str] = {
     ('tasks/dedup/minhash.py', 'if k <= _FEW and j:  # a long tail of few sets: finish them one by one', 'and -> or'): 'both reductions compute the same column-wise minima',
     ('tasks/dedup/minhash.py', 'if k <= _FEW and j:  # a long tail of few sets: finish them one by one', '<= -> <'): 'both reductions compute the same column-wise minima',
     ('tasks/dedup/minhash.py', '_FEW = 8', '8 -> 9'): 'both reductions compute the same column-wise minima',
-    ('tasks/dedup/minhash.py', 'chunk: int = 2048, group: int = 32, cache_bytes: int = 32 << 20):', '2048 -> 2049'): 'performance only: results are identical for every value (tests/test_minhash.py::test_tiny_caches_and_chunks_change_nothing)',
-    ('tasks/dedup/minhash.py', 'chunk: int = 2048, group: int = 32, cache_bytes: int = 32 << 20):', '32 -> 33'): 'performance only: results are identical for every value (tests/test_minhash.py::test_tiny_caches_and_chunks_change_nothing)',
-    ('tasks/dedup/minhash.py', 'chunk: int = 2048, group: int = 32, cache_bytes: int = 32 << 20):', '20 -> 21'): 'performance only: results are identical for every value (tests/test_minhash.py::test_tiny_caches_and_chunks_change_nothing)',
-    ('tasks/dedup/minhash.py', 'self.chunk, self.group = max(1, chunk), max(1, group)', '1 -> 2'): 'performance only: results are identical for every value (tests/test_minhash.py::test_tiny_caches_and_chunks_change_nothing)',
-    ('tasks/dedup/minhash.py', 'self._max_rows = max(2, cache_bytes // (num_perm * self._work.itemsize))', '2 -> 3'): 'performance only: results are identical for every value (tests/test_minhash.py::test_tiny_caches_and_chunks_change_nothing)',
-    ('tasks/dedup/minhash.py', 'self._max_rows = max(2, cache_bytes // (num_perm * self._work.itemsize))', '// -> *'): 'performance only: results are identical for every value (tests/test_minhash.py::test_tiny_caches_and_chunks_change_nothing)',
+    ('tasks/dedup/minhash.py', 'chunk: int = 2048, group: int = 32, cache_bytes: int = 32 << 20):', '2048 -> 2049'): _MINHASH_PERF_ONLY,
+    ('tasks/dedup/minhash.py', 'chunk: int = 2048, group: int = 32, cache_bytes: int = 32 << 20):', '32 -> 33'): _MINHASH_PERF_ONLY,
+    ('tasks/dedup/minhash.py', 'chunk: int = 2048, group: int = 32, cache_bytes: int = 32 << 20):', '20 -> 21'): _MINHASH_PERF_ONLY,
+    ('tasks/dedup/minhash.py', 'self.chunk, self.group = max(1, chunk), max(1, group)', '1 -> 2'): _MINHASH_PERF_ONLY,
+    ('tasks/dedup/minhash.py', 'self._max_rows = max(2, cache_bytes // (num_perm * self._work.itemsize))', '2 -> 3'): _MINHASH_PERF_ONLY,
+    ('tasks/dedup/minhash.py', 'self._max_rows = max(2, cache_bytes // (num_perm * self._work.itemsize))', '// -> *'): _MINHASH_PERF_ONLY,
     ('tasks/dedup/minhash.py', 'phv = (hv.astype(np.uint64).reshape(-1, 1) * a + b) % _MERSENNE', '1 -> 2', 49): 'numpy 1.x takes any negative dimension as the unknown one',
     ('tasks/dedup/minhash.py', 'return _fmix(hv.reshape(-1, 1), 64 if self.scheme == _AFFINE64 else 32) * a + b', '1 -> 2', 33): 'numpy 1.x takes any negative dimension as the unknown one',
-    ('tasks/dedup/minhash.py', 'n_pending = 0', '0 -> 1'): 'performance only: results are identical for every value (tests/test_minhash.py::test_tiny_caches_and_chunks_change_nothing)',
-    ('tasks/dedup/minhash.py', 'n_pending += len(lens)', '+ -> -'): 'performance only: results are identical for every value (tests/test_minhash.py::test_tiny_caches_and_chunks_change_nothing)',
-    ('tasks/dedup/minhash.py', 'if n_pending >= self.chunk:', '>= -> >'): 'performance only: results are identical for every value (tests/test_minhash.py::test_tiny_caches_and_chunks_change_nothing)',
-    ('tasks/dedup/minhash.py', 'norms = list(map(normalize, islice(it, 256)))', '256 -> 257'): 'performance only: results are identical for every value (tests/test_minhash.py::test_tiny_caches_and_chunks_change_nothing)',
+    ('tasks/dedup/minhash.py', 'n_pending = 0', '0 -> 1'): _MINHASH_PERF_ONLY,
+    ('tasks/dedup/minhash.py', 'n_pending += len(lens)', '+ -> -'): _MINHASH_PERF_ONLY,
+    ('tasks/dedup/minhash.py', 'if n_pending >= self.chunk:', '>= -> >'): _MINHASH_PERF_ONLY,
+    ('tasks/dedup/minhash.py', 'norms = list(map(normalize, islice(it, 256)))', '256 -> 257'): _MINHASH_PERF_ONLY,
     ('tasks/dedup/minhash.py', 'long_ix = [i for i, t in enumerate(norms) if len(t) > n]', '> -> >='): 'a text of exactly n characters is one n-gram on either path',
     ('tasks/dedup/minhash.py', 'if len(long_ix) < len(norms):', '< -> <='): 'with no short text the short path fills no row',
     ('tasks/dedup/minhash.py', 'and not getattr(lsh, "prepickle", True)', 'True -> False'): 'the default is read only for an LSH without `prepickle`, which datasketch 2.x (pinned) always has',
-    ('tasks/dedup/minhash.py', 'buffer_size: int = 50000) -> None:', '50000 -> 50001'): 'performance only: results are identical for every value (tests/test_minhash.py::test_tiny_caches_and_chunks_change_nothing)',
+    ('tasks/dedup/minhash.py', 'buffer_size: int = 50000) -> None:', '50000 -> 50001'): _MINHASH_PERF_ONLY,
     ("tasks/dedup/minhash.py", "local = dict(zip(new, range(1, 1 + len(new))))", "1 -> 2", 39, 40):
         "the range runs one past the keys, and zip stops at the keys",
     ("tasks/dedup/minhash.py", "if ids is None:", "is -> is not", 19, 30, 1):
