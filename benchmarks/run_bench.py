@@ -42,10 +42,25 @@ TASKS = ("xqa", "evidence", "cd")
 MIN_AVAILABLE = 1 << 30  # bytes of free memory left on the machine below which a run is stopped
 
 
-def tree_rss(proc: psutil.Process) -> tuple[int, int]:
-    """(RSS of a process and all its descendants, RSS of the largest of them), in bytes;
-    processes that vanish while being read count 0."""
-    total = largest = 0
+def _pss(pid: int) -> int:
+    """Proportional set size in bytes (a page shared by k processes counts 1/k in each):
+    what a tree of forked workers sharing the parent's structures really holds."""
+    try:
+        with open(f"/proc/{pid}/smaps_rollup", "rb") as f:
+            for line in f:
+                if line.startswith(b"Pss:"):
+                    return int(line.split()[1]) * 1024
+    except (FileNotFoundError, ProcessLookupError, PermissionError):
+        pass
+    return 0
+
+
+def tree_rss(proc: psutil.Process, pss: bool = False) -> tuple[int, int, int]:
+    """(RSS of a process and all its descendants, RSS of the largest of them, PSS of the
+    tree or 0 when not asked), in bytes; processes that vanish while being read count 0.
+    The RSS sum counts copy-on-write pages a forked worker shares with its parent once per
+    process, so it overstates a pool's memory; the PSS sum does not."""
+    total = largest = pss_total = 0
     for p in [proc] + _children(proc):
         try:
             rss = p.memory_info().rss
@@ -53,7 +68,9 @@ def tree_rss(proc: psutil.Process) -> tuple[int, int]:
             continue
         total += rss
         largest = max(largest, rss)
-    return total, largest
+        if pss:
+            pss_total += _pss(p.pid)
+    return total, largest, pss_total
 
 
 def _children(proc: psutil.Process) -> list:
@@ -68,7 +85,7 @@ class TreeSampler:
 
     def __init__(self, proc: psutil.Process, limit: int | None = None, on_limit=None, interval: float = 0.1):
         self.proc, self.limit, self.on_limit, self.interval = proc, limit, on_limit, interval
-        self.peak, self.largest = tree_rss(proc)
+        self.peak, self.largest, self.pss = tree_rss(proc, pss=True)
         self.over = False
         self._stop = threading.Event()
         self._t = threading.Thread(target=self._run, daemon=True)
@@ -76,9 +93,9 @@ class TreeSampler:
     def _run(self):
         n = 0
         while not self._stop.wait(self.interval):
-            rss, largest = tree_rss(self.proc)
-            self.peak, self.largest = max(self.peak, rss), max(self.largest, largest)
             n += 1
+            rss, largest, pss = tree_rss(self.proc, pss=n % 20 == 0)  # PSS walks every page table: every 2 s
+            self.peak, self.largest, self.pss = max(self.peak, rss), max(self.largest, largest), max(self.pss, pss)
             # the machine is shared: also stop before the whole machine runs out of memory
             starving = self.limit and n % 10 == 0 and psutil.virtual_memory().available < MIN_AVAILABLE
             if self.limit and (rss > self.limit or starving) and not self.over:
@@ -98,8 +115,8 @@ class TreeSampler:
             except KeyboardInterrupt:  # the limit's interrupt may land here, after the stage's last bytecode
                 if not self.over:
                     raise
-        rss, largest = tree_rss(self.proc)
-        self.peak, self.largest = max(self.peak, rss), max(self.largest, largest)
+        rss, largest, pss = tree_rss(self.proc, pss=True)
+        self.peak, self.largest, self.pss = max(self.peak, rss), max(self.largest, largest), max(self.pss, pss)
 
 
 class Aborted(Exception):
@@ -162,7 +179,7 @@ class Meter:
                                        f"{MIN_AVAILABLE >> 30} GB available (at the end of the stage)")
         row = {"stage": name, "wall_s": round(time.perf_counter() - wall0, 2),
                "cpu_s": round(time.process_time() - cpu0 + _children_cpu() - ch0, 2),
-               "peak_rss_mb": round(sampler.peak / 2**20), **info}
+               "peak_rss_mb": round(sampler.peak / 2**20), "peak_pss_mb": round(sampler.pss / 2**20), **info}
         self.rows.append(row)
         print(json.dumps(row), flush=True)
         self.save()
@@ -346,7 +363,7 @@ def timed_cli(args: list[str], env: dict, log: Path, limit: int | None) -> dict:
     p.returncode = code
     lines = log.read_text(errors="replace").splitlines()
     row = {"wall_s": round(wall, 1), "cpu_s": round(ru.ru_utime + ru.ru_stime, 1), "peak_rss_mb": round(sampler.peak / 2**20),
-           "largest_process_rss_mb": round(sampler.largest / 2**20), "exit_code": code,
+           "peak_pss_mb": round(sampler.pss / 2**20), "largest_process_rss_mb": round(sampler.largest / 2**20), "exit_code": code,
            "summary": next((l for l in lines if l.startswith("release ") or l.startswith("audit")), lines[-1] if lines else "")}
     if sampler.over:
         row["aborted"] = f"tree RSS past {limit / 2**30:.1f} GB or machine below {MIN_AVAILABLE >> 30} GB available"
@@ -433,8 +450,12 @@ def target_rows(bench: dict) -> list[str]:
         w = cold["wall_s"]
         row(f"cold build <= {wall_t // 60} min" if wall_t else "cold build", f"{w / 60:.1f} min ({w:.0f} s, CPU {cold['cpu_s']:.0f} s)",
             None if not wall_t else w <= wall_t, "" if not wall_t or w <= wall_t else f"by {100 * (w / wall_t - 1):.0f}%")
-        r = cold["peak_rss_mb"]
-        row(f"peak RSS <= {rss_t // 1024} GB (process tree)" if rss_t else "peak RSS (process tree)", f"{r:,} MB",
+        # the tree's PSS is its memory: forked grounding workers share the parent's
+        # structures copy-on-write, which an RSS sum counts once per worker
+        r = cold.get("peak_pss_mb") or cold["peak_rss_mb"]
+        what = "PSS" if cold.get("peak_pss_mb") else "RSS"
+        row(f"peak memory <= {rss_t // 1024} GB (process tree {what})" if rss_t else f"peak memory (process tree {what})",
+            f"{r:,} MB (RSS summed over processes {cold['peak_rss_mb']:,} MB; largest process {cold['largest_process_rss_mb']:,} MB)",
             None if not rss_t else r <= rss_t, "" if not rss_t or r <= rss_t else f"by {100 * (r / rss_t - 1):.0f}%")
         if cold.get("full"):
             row("all 18 cells full", _fmt_cells(cold), all(cold["full"].values()) and len(cold["full"]) == 18)
@@ -471,11 +492,13 @@ def section(bench: dict) -> str:
     cli = bench["cli"]
     if cli:
         lines += ["### Whole build through the CLI (Prefect, local task runner)", "",
-                  "Peak RSS: the process tree, sampled every 0.1 s; largest process: the largest single "
-                  "process of the tree (what `/usr/bin/time` reports). CPU: the process and every "
-                  "descendant it reaped.", "",
-                  "| run | wall s | CPU s | peak RSS MB (tree) | largest process MB | share of cold | result |",
-                  "|---|---|---|---|---|---|---|"]
+                  "Peak PSS: the process tree's proportional set size (a page shared by k processes "
+                  "counts 1/k), sampled every 2 s; peak RSS (tree): the RSS of its processes summed, "
+                  "sampled every 0.1 s, which counts pages forked workers share with their parent once "
+                  "per process; largest process: the largest single process of the tree (what "
+                  "`/usr/bin/time` reports). CPU: the process and every descendant it reaped.", "",
+                  "| run | wall s | CPU s | peak PSS MB (tree) | peak RSS MB (tree) | largest process MB | share of cold | result |",
+                  "|---|---|---|---|---|---|---|---|"]
         for name, r in cli.items():
             result = r.get("aborted") or ("exit %d" % r["exit_code"] if r["exit_code"] else "ok")
             if r.get("cells"):
@@ -483,17 +506,19 @@ def section(bench: dict) -> str:
             if name.startswith("audit"):
                 result = "audit passed" if r["exit_code"] == 0 else f"audit FAILED (exit {r['exit_code']})"
             share = f"{100 * r['share_of_cold']:.1f}%" if "share_of_cold" in r else ""
-            lines.append(f"| {name} | {r['wall_s']} | {r['cpu_s']} | {r['peak_rss_mb']:,} | {r['largest_process_rss_mb']:,} | {share} | {result} |")
+            lines.append(f"| {name} | {r['wall_s']} | {r['cpu_s']} | {r.get('peak_pss_mb', 0):,} | {r['peak_rss_mb']:,} | "
+                         f"{r['largest_process_rss_mb']:,} | {share} | {result} |")
         cold = cli.get("cold build (empty cache)", {})
         if cold.get("cells"):
             lines += ["", "Queries per cell (cold build): " + ", ".join(f"{k} {v}" for k, v in cold["cells"].items())]
         lines.append("")
     if bench["stages"]:
         lines += ["### Per stage (in-process, sequential, no Prefect)", "",
-                  "| stage | wall s | CPU s | peak RSS MB (tree) | notes |", "|---|---|---|---|---|"]
+                  "| stage | wall s | CPU s | peak RSS MB (tree) | peak PSS MB (tree) | notes |", "|---|---|---|---|---|---|"]
         for r in bench["stages"]:
-            notes = ", ".join(f"{k}={v}" for k, v in r.items() if k not in ("stage", "wall_s", "cpu_s", "peak_rss_mb"))
-            lines.append(f"| {r['stage']} | {r.get('wall_s', '')} | {r.get('cpu_s', '')} | {r.get('peak_rss_mb', '')} | {notes} |")
+            notes = ", ".join(f"{k}={v}" for k, v in r.items() if k not in ("stage", "wall_s", "cpu_s", "peak_rss_mb", "peak_pss_mb"))
+            lines.append(f"| {r['stage']} | {r.get('wall_s', '')} | {r.get('cpu_s', '')} | {r.get('peak_rss_mb', '')} | "
+                         f"{r.get('peak_pss_mb', '')} | {notes} |")
         total = sum(r["wall_s"] for r in bench["stages"]
                     if isinstance(r.get("wall_s"), (int, float)) and not r["stage"].startswith("read MRCONSO"))
         lines += ["", f"Sum of the stages' wall times (without the separate MRCONSO reads): {total:.0f} s.", ""]

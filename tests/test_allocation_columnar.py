@@ -136,3 +136,37 @@ def test_lazy_candidates_are_build_candidates_read_in_any_interleaving(one_tier)
     assert list(itertools.islice(lazy["easy"], 2)) == eager["easy"][:2]
     for _ in range(2):
         assert {t: list(v) for t, v in lazy.items()} == eager
+
+
+def test_look_alike_words_are_capped_at_an_absolute_document_frequency():
+    """Past 25,000 concepts 2% of the entries exceeds LOOKALIKE_MAX_DF: a word in 501
+    entries is then no look-alike word, one in 500 still is (at 30,000 concepts, 2% is 600)."""
+    from tasks.allocation.confusion import LOOKALIKE_MAX_DF
+
+    assert LOOKALIKE_MAX_DF == 500
+    n = 30_000
+    entries = {f"C{i:05d}": [f"filler{i}"] for i in range(n)}
+    for i in range(1, 500):
+        entries[f"C{i:05d}"].append("rarish")  # in 500 entries with the target's
+    for i in range(500, 1000):
+        entries[f"C{i:05d}"].append("commonish")  # in 501 entries with the target's
+    entries["C00000"] = ["rarish commonish"]
+    lex = Lexicon(entries, {"C00000": ["rarish commonish"]})
+    got = lex.look_alikes("C00000")
+    assert got == [f"C{i:05d}" for i in range(1, 500)]
+    assert lex.look_alikes("C00000") is got  # memoized: asked again for the medium tier
+
+
+@pytest.mark.parametrize("threshold", [0.0, 0.2, 0.5, 0.75, 1.0])
+def test_covering_keeps_exactly_the_candidates_coverage_keeps_in_order(lexicon, threshold):
+    cuis = sorted(ENTRIES) + ["nope"]
+    for target in sorted(ENTRIES):
+        cands = [c for c in reversed(cuis) if c != target]
+        assert lexicon.covering(target, cands, threshold) == [c for c in cands if lexicon.coverage(target, c) >= threshold]
+    two = Lexicon({"A": ["marfan syndrome"], "B": ["syndrome x"], "C": ["marfan"], "D": ["marfan syndrome type 2"],
+                   "E": ["syndrome y"]}, {"A": ["marfan syndrome"]})
+    share = two.idf["marfan"] / (two.idf["marfan"] + two.idf["syndrome"])  # marfan is the rarer word: share > 0.5
+    assert share > 0.5
+    assert two.covering("A", ["D", "C", "B", "F"], share) == ["D", "C"]  # at the threshold exactly: kept
+    assert two.covering("A", ["D", "C", "B"], share + 1e-6) == ["D"]
+    assert two.covering("A", [], 0.5) == [] and two.covering("B", ["A"], 0.0) == ["A"]

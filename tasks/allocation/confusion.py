@@ -41,6 +41,11 @@ MEDIUM_MAX_COVERAGE = 0.2
 MEDIUM_CONFUSERS = 1  # look-alikes in a medium set (hard: all k; easy: none)
 _WORD = re.compile(r"\w+")  # common.text.word_tokens' words
 POOL = 300  # seeded sample of same-type candidates examined per target (keeps full UMLS tractable)
+# a look-alike shares one of the target's rare name words: a word in more than 2% of the
+# entries, or in more than LOOKALIKE_MAX_DF of them, makes no two names look alike. The
+# absolute bound keeps a target's candidates in the hundreds at full UMLS (2% of 3M
+# entries is 60k); it binds only above 25k concepts (real-data config: 17k, unchanged).
+LOOKALIKE_MAX_DF = 500
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,6 +108,7 @@ class Lexicon:
         self._name_words: dict[str, frozenset[str]] = {}
         self._totals: dict[str, float] = {}
         self._postings: tuple[np.ndarray, np.ndarray] | None = None
+        self._look_alikes: dict[tuple[str, int], list[str]] = {}
 
     def _words(self, texts) -> frozenset[str]:
         return frozenset(w for t in texts for w in _tokens(t) if w not in self.stopwords and not w.isdigit())
@@ -128,18 +134,22 @@ class Lexicon:
 
     def look_alikes(self, target: str, limit: int = 3) -> list[str]:
         """Concepts whose entries hold the target's rarest name words (the `limit` of highest
-        IDF; words in more than 2% of entries say nothing and are skipped): where a lexical
+        IDF; words in more than 2% of entries, or in more than LOOKALIKE_MAX_DF, say nothing and are skipped): where a lexical
         retriever's confusions come from, whatever the hierarchy says."""
+        hit = self._look_alikes.get((target, limit))
+        if hit is not None:  # asked for the hard and again for the medium tier
+            return hit
         if self._postings is None:
             by_word = np.lexsort((self._ent_c, self._ent_w))
             self._postings = (self._ent_c[by_word], np.concatenate([[0], np.cumsum(self._df)]))
         post_c, post_off = self._postings
-        cap = max(50, len(self.cuis) // 50)
+        cap = min(max(50, len(self.cuis) // 50), LOOKALIKE_MAX_DF)
         words = sorted(self.name_words(target), key=lambda w: (-self.idf.get(w, 0.0), w))
         ids = [self._word_id[w] for w in words if w in self._word_id and self._df[self._word_id[w]] <= cap][:limit]
         found = {self.cuis[c] for i in ids for c in post_c[post_off[i]:post_off[i + 1]].tolist()}
         found.discard(target)
-        return sorted(found)
+        hit = self._look_alikes[(target, limit)] = sorted(found)
+        return hit
 
     def coverage(self, target: str, other: str) -> float:
         """IDF-weighted share of the target's name words found in the other's entry."""
@@ -150,6 +160,37 @@ class Lexicon:
         if total == 0:
             return 0.0
         return sum(self.idf.get(w, 0.0) for w in words & self.entry_words(other)) / total
+
+
+    def covering(self, target: str, candidates: list[str], threshold: float) -> list[str]:
+        """The candidates, in their order, whose `coverage` of the target is at least
+        `threshold`. `coverage` decides; a numpy pass over the candidates' entries first drops
+        those clearly below (its float64 sums differ from `coverage`'s by rounding only, far
+        under 1e-9), so a sibling list of thousands costs a few array operations."""
+        if not candidates:
+            return []
+        words = self.name_words(target)
+        ids = np.fromiter((self._index.get(c, -1) for c in candidates), np.int64, len(candidates))
+        if words:
+            wid = np.array(sorted(self._word_id[w] for w in words), np.int64)
+            widf = np.array([self.idf[self._words_list[i]] for i in wid], np.float64)
+            known = np.flatnonzero(ids >= 0)
+            starts, ends = self._ent_off[ids[known]], self._ent_off[ids[known] + 1]
+            lens = ends - starts
+            # every known candidate's entry words, concatenated; then each one's IDF sum over
+            # the target's name words among them
+            flat = np.repeat(starts - np.cumsum(lens) + lens, lens) + np.arange(int(lens.sum()))
+            ew = self._ent_w[flat]
+            pos = np.minimum(np.searchsorted(wid, ew), len(wid) - 1)
+            contrib = np.where(wid[pos] == ew, widf[pos], 0.0)
+            sums = np.zeros(len(ids))
+            sums[known] = np.bincount(np.repeat(np.arange(len(known)), lens), weights=contrib, minlength=len(known))
+            total = sum(self.idf.get(w, 0.0) for w in words)
+            approx = sums / total if total else sums
+        else:
+            approx = np.zeros(len(ids))
+        maybe = (approx >= threshold - 1e-9).tolist()
+        return [c for c, m in zip(candidates, maybe) if m and self.coverage(target, c) >= threshold]
 
 
 def _tokens(text: str) -> list[str]:
@@ -360,15 +401,15 @@ class _TargetSets:
 
         def hard_set(cui, t, order, related):
             # hard: siblings, most similar first; then lexically close concepts of the same type
-            sib = [s for s in hierarchy.siblings(cui) if s in concepts and s not in related and s not in excluded
-                   and cover(cui, s) >= HARD_MIN_COVERAGE]
+            sib = lexicon.covering(cui, [s for s in hierarchy.siblings(cui) if s in concepts and s not in related
+                                         and s not in excluded], HARD_MIN_COVERAGE)
             sib.sort(key=lambda s: (-cover(cui, s), -similarity(t, concepts[s], cache), s))
             hard = sib[:k]
             if len(hard) < k:
                 pool = set(same_type_window(cui, t, order, related)) | {
                     c for c in lexicon.look_alikes(cui) if c in concepts and concepts[c].tui == t.tui and c not in related and c not in excluded}
-                close = [c for c in sorted(pool) if c not in hard and not hierarchy.near(cui, c, 1)]
-                close = [c for c in close if cover(cui, c) >= HARD_MIN_COVERAGE]
+                close = lexicon.covering(cui, [c for c in sorted(pool) if c not in hard], HARD_MIN_COVERAGE)
+                close = [c for c in close if not hierarchy.near(cui, c, 1)]
                 close.sort(key=lambda c: (-cover(cui, c), -similarity(t, concepts[c], cache), c))
                 hard += close[: k - len(hard)]
             return tuple(hard) if len(hard) == k else None
@@ -387,8 +428,9 @@ class _TargetSets:
             # as much of the target's name words as a hard distractor does), the others sharing
             # little: one confuser where hard has k and easy none
             confusers = [c for c in lexicon.look_alikes(cui) if c in concepts and c not in related and c not in excluded
-                         and concepts[c].tui == t.tui and cover(cui, c) >= HARD_MIN_COVERAGE
-                         and not hierarchy.near(cui, c, MEDIUM_DEPTH)]
+                         and concepts[c].tui == t.tui]
+            confusers = [c for c in lexicon.covering(cui, confusers, HARD_MIN_COVERAGE)
+                         if not hierarchy.near(cui, c, MEDIUM_DEPTH)]
             far = [c for c in same_type_window(cui, t, order, related) if not hierarchy.near(cui, c, MEDIUM_DEPTH)]
             others = sorted((c for c in far if cover(cui, c) < MEDIUM_MAX_COVERAGE), key=lambda c: (-similarity(t, concepts[c], cache), order(c)))
             n = min(MEDIUM_CONFUSERS, k - 1)
