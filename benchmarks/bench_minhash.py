@@ -394,6 +394,40 @@ fills an in-memory `MinHashLSH` with a whole matrix (same buckets as `lsh.insert
   The last two are memory traffic, which is what other work on a shared machine slows
   most: the ratio to rensa is higher on a quiet machine than on a busy one. For
   `mmedbench_texts`: normalising each text and one lookup per word.
+
+## Where the `mmedbench` row's time goes (issue #14)
+
+Profiled on this benchmark's 20,000 sets (2,412,684 shingles, 10,401 distinct), CPU
+time, best of 5-10 rounds, load average 2-4 on 2 CPUs (figures move by about 10%
+between runs). Building the sets with `char_shingles` costs both rows the same
+0.39-0.45 s; on top of it rensa takes 0.44-0.58 s (about 185 ns per shingle,
+including `list(set)`, `RMinHash` and `digest()`), `mmedbench` 0.56-0.67 s (about
+250 ns per shingle):
+
+| step of `MinHasher.signatures` | CPU s | ns per shingle |
+|---|---:|---:|
+| `itemgetter(*set)(index)`, one dict probe and string compare per shingle | 0.23 | 95 |
+| tuples of row numbers to one `np.intp` array (`np.fromiter(chain(...))`) | 0.06 | 25 |
+| column-wise minimum: position-major layout / `take` of rows / `minimum` | 0.04 / 0.07 / 0.06 | 55 |
+| SHA-1 and permutation of the 10,401 distinct shingles | 0.01 | 4 |
+| per-set Python (loop, `len`, appends), chunking, result | about 0.1 | 40 |
+
+So the lookup, the array and the per-set loop alone (about 0.39 s) are what rensa
+spends in all; the minimum is bound by numpy's per-row cost of `take` (a 512-byte
+copy per shingle, then a separate `minimum` pass), not by call overhead (about
+4,000 numpy calls per run). Tried and not kept, as no variant gave a gain that held
+across runs: `np.minimum.reduceat` over each chunk's gathered rows (4 to 20 times
+slower), the table in column blocks of 16, 32 or 64 permutations to stay in L2 (1.4
+to 3.7 times slower: `take` costs per row, not per byte), `list.extend` plus
+`np.array` instead of tuples plus `np.fromiter` (0.08 s against 0.11 s alone, no
+better end to end), a padded position-major layout, `map(index.__getitem__, set)`,
+`map(getitem, repeat(index), ...)` and one `itemgetter` per chunk instead of per set
+(all slower than one `itemgetter` per set), and chunks of 256 to 8,192 sets (2,048
+to 8,192 within 5%). Reusing the work of identical sets does not pay here: 750 of
+the 20,000 texts are repeats, and finding them (a `frozenset` per set) costs about
+what it saves. Without compiled code, reaching rensa from shingle sets needs a way
+to map a shingle to its row that is cheaper than a dict probe; from texts,
+`mmedbench_texts` does exactly that (one probe per word) and is about twice rensa.
 """
 
 

@@ -205,3 +205,28 @@ def test_a_failed_call_leaves_the_caches_consistent():
             hasher.signatures(bad)
     sets = [{"abcde"}, {"abcde", "bcdef"}, {"bcdef"}]
     assert_identical(hasher.signatures(sets), reference_matrix(sets, 16, 1))
+
+
+@pytest.mark.parametrize("scheme", ["affine32", "legacy", "affine64"])
+@pytest.mark.parametrize("chunk", [1, 4, 2048])
+def test_edge_shapes_of_the_batched_path(scheme, chunk):
+    """Every branch of the chunked reduction against datasketch: empty sets, one-shingle
+    sets, a set far larger than the others (the long tail finished set by set) and than
+    the chunk, repeated sets (the same object and equal copies), sets without len(), and
+    a cache so small that every chunk overflows it and is cleared (twice over)."""
+    rng = np.random.default_rng(14)
+    vocab = [f"s{i:05d}" for i in range(3000)]
+    big = set(rng.choice(vocab, 2500, replace=False).tolist())
+    small = [set(rng.choice(vocab, int(k), replace=False).tolist()) for k in rng.integers(2, 40, 30)]
+    sets = [set(), {"abcde"}, big, *small[:10], set(), small[0], set(small[0]), {"abcde"}, {"zz"},
+            *small[10:], big, set(), {"é"}]
+    ref = reference_matrix(sets, 32, 5, scheme)
+    item = 8 if scheme == "affine64" else 4
+    for cache_rows in (2, 50, 1 << 16):  # overflow on nearly every set / every few chunks / never
+        hasher = MinHasher(32, 5, scheme, chunk=chunk, cache_bytes=cache_rows * 32 * item)
+        for _ in range(2):  # second round: whatever the caches kept
+            assert_identical(hasher.signatures(sets), ref)
+            assert_identical(hasher.signatures(iter(sets)), ref)
+            assert_identical(hasher.signatures(iter(s) for s in sets), ref)  # sets without len()
+        assert_identical(hasher.signatures([big] * 20), np.stack([ref[2]] * 20))
+        assert_identical(hasher.signatures([{"abcde"}] * 20 + [set()] * 20), np.stack([ref[1]] * 20 + [ref[0]] * 20))
