@@ -90,12 +90,14 @@ def write_index(entries: list[tuple[str, str, int]], simstring_dir: Path, cuisty
     cuisty_dir.mkdir(parents=True, exist_ok=True)
     ss_db = SimstringDBWriter(str(simstring_dir))
     cuis_of: dict[str, set[tuple[str, int]]] = {}
-    inserted: set[str] = set()
+    key_of: dict[str, str] = {}  # term -> its NFKD key, computed once (QuickUMLS did it twice per entry)
     for term, cui, preferred in entries:
-        if term not in inserted:
-            ss_db.insert(term)
-            inserted.add(term)
-        cuis_of.setdefault(safe_unicode(term), set()).add((safe_unicode(cui), preferred))
+        key = key_of.get(term)
+        if key is None:
+            key = key_of[term] = safe_unicode(term)
+            ss_db.db.insert(key)  # SimstringDBWriter.insert(term), NFKD already applied
+        cui_key = cui if cui.isascii() else safe_unicode(cui)  # NFKD leaves ASCII alone
+        cuis_of.setdefault(key, set()).add((cui_key, preferred))
     ss_db.db.close()  # writes the n-gram index files
     db = CuiSemTypesDB(str(cuisty_dir), database_backend="unqlite")
     semtypes = pickle.dumps({"T000"})
