@@ -48,7 +48,8 @@ def gc_paused():
 
 class Term(NamedTuple):
     """One vocabulary atom. A named tuple, not a dataclass: a grounder holds one per atom
-    (1.1M in English), and a tuple is built faster and takes a fraction of the memory."""
+    (1.1M in English), and a tuple is built faster and is smaller (80 bytes, 104 for the
+    frozen dataclass it was)."""
 
     text: str
     cui: str
