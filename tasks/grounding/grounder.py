@@ -50,7 +50,8 @@ import re
 
 from schemas.config import Language
 from tasks.grounding.abbreviations import AbbreviationExpander, expand_abbreviations
-from tasks.grounding.matchers import CJKMatcher, FuzzyLinker, Term, TermMatcher, _WORD, _put, _select, cjk_fold, load_terms
+from tasks.grounding.matchers import (CJKMatcher, FuzzyLinker, Term, TermMatcher, _WORD, _put, _select, cjk_fold, fold_terms,
+                                      gc_paused, load_terms)
 from tasks.grounding.negation import negated
 from tasks.grounding.normalize import GENERIC_TERMS, HEAD_WORDS, _PAREN_SHORT, acronym_fits, fold_term
 from tasks.grounding.params import Match, params_for
@@ -63,6 +64,11 @@ class Grounder:
 
     def __init__(self, atoms_path: Path, lang: Language, cache_root: Path, threshold: float | None = None,
                  window: int | None = None):
+        with gc_paused():
+            self._build(Path(atoms_path), lang, Path(cache_root), threshold, window)
+
+    def _build(self, atoms_path: Path, lang: Language, cache_root: Path, threshold: float | None,
+               window: int | None) -> None:
         self.lang = lang
         self.params = p = params_for(lang, threshold, window)
         self.abbrev = None
@@ -75,14 +81,15 @@ class Grounder:
             self.generic = {cjk_fold(g, lang.code == "ja")[0] for g in self.generic}
         else:
             self.stopwords = {fold_term(w, self.latin) for w in _stopwords(lang)}
+            folded = fold_terms(terms, self.latin)  # once, for the matcher, the index and the ranks
             self.matcher = TermMatcher(terms, self.latin, lang.code, _stopwords(lang), stem=p.stem, bag=p.bag,
                                        acronyms=p.acronyms, snowball=p.stemmer == "snowball",
-                                       eponyms=p.eponyms)
+                                       eponyms=p.eponyms, folded=folded)
             if p.fuzzy:
-                index = quickumls_index(Path(atoms_path), lang, Path(cache_root))
+                index = quickumls_index(Path(atoms_path), lang, Path(cache_root), terms, folded)
                 rank: dict[str, Term] = {}
-                for t in terms:
-                    _put(rank, fold_term(t.text, self.latin), t)
+                for t, key in zip(terms, folded):
+                    _put(rank, key, t)
                 self.fuzzy = QuickUMLSMatcher(index, lang, p.threshold, p.window, Path(cache_root),
                                               similarity=p.similarity, term_rank=rank)
             if p.abbreviations:

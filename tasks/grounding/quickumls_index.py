@@ -4,11 +4,12 @@ from __future__ import annotations
 from pathlib import Path
 import hashlib
 import os
+import pickle
 import shutil
 import threading
 
 from schemas.config import Language
-from tasks.grounding.matchers import Term, _BREAK, _select, load_terms
+from tasks.grounding.matchers import Term, _BREAK, _select, fold_terms, gc_paused, load_terms
 from tasks.grounding.normalize import NORM_VERSION, fold, fold_term, is_acronym
 from tasks.grounding.params import Match, QUICKUMLS_LANG
 
@@ -61,11 +62,59 @@ def _stopwords(lang: Language) -> set[str]:
         return set()
 
 
-def quickumls_index(atoms_path: Path, lang: Language, cache_root: Path) -> Path:
-    """Build (once) a QuickUMLS index for one language's atoms; return its folder. Terms are
-    fold()ed exactly as the text is; acronym atoms are left to the case-sensitive matcher."""
-    from quickumls.install import parse_and_encode_ngrams
+def index_entries(terms: list[Term], folded: list[str]) -> list[tuple[str, str, int]]:
+    """(folded term, cui, preferred) rows of a QuickUMLS index, in the atoms' order: terms are
+    fold()ed exactly as the text is; acronym atoms are left to the case-sensitive matcher; a
+    (cui, term) pair keeps its first atom's preferred flag, as QuickUMLS' installer does."""
+    seen = set()
+    entries = []
+    for t, term in zip(terms, folded):
+        if len(term) < 3 or (t.cui, term) in seen or is_acronym(t.text):
+            continue
+        seen.add((t.cui, term))
+        entries.append((term, t.cui, 1 if not t.rank[0] else 0))
+    return entries
 
+
+def write_index(entries: list[tuple[str, str, int]], simstring_dir: Path, cuisty_dir: Path) -> None:
+    """What quickumls.install.parse_and_encode_ngrams writes for these entries (every one with
+    the placeholder semantic type T000), with each database key written once: QuickUMLS
+    reads, unpickles, extends and rewrites a term's CUI set on every entry (6.4 s per 200k
+    terms). Same layout and values: simstring gets each distinct term once, in first-seen
+    order; cui.unqlite maps a term to its pickled {(cui, preferred)}; semtypes.unqlite a cui
+    to its pickled {"T000"}; keys NFKD-normalised (so two terms equal after NFKD share one
+    set) and UTF-8 encoded, as quickumls.toolbox does."""
+    from quickumls.toolbox import CuiSemTypesDB, SimstringDBWriter, db_key_encode, safe_unicode
+
+    simstring_dir.mkdir(parents=True, exist_ok=True)
+    cuisty_dir.mkdir(parents=True, exist_ok=True)
+    ss_db = SimstringDBWriter(str(simstring_dir))
+    cuis_of: dict[str, set[tuple[str, int]]] = {}
+    key_of: dict[str, str] = {}  # term -> its NFKD key, computed once (QuickUMLS did it twice per entry)
+    for term, cui, preferred in entries:
+        key = key_of.get(term)
+        if key is None:
+            key = key_of[term] = safe_unicode(term)
+            ss_db.db.insert(key)  # SimstringDBWriter.insert(term), NFKD already applied
+        cui_key = cui if cui.isascii() else safe_unicode(cui)  # NFKD leaves ASCII alone
+        cuis_of.setdefault(key, set()).add((cui_key, preferred))
+    ss_db.db.close()  # writes the n-gram index files
+    db = CuiSemTypesDB(str(cuisty_dir), database_backend="unqlite")
+    semtypes = pickle.dumps({"T000"})
+    cuis = set()
+    for key, pairs in cuis_of.items():
+        db.cui_db_put(db_key_encode(key), pickle.dumps(pairs))
+        cuis.update(cui for cui, _preferred in pairs)
+    for cui in sorted(cuis):
+        db.semtypes_db_put(db_key_encode(cui), semtypes)
+    db.cui_db.close()
+    db.semtypes_db.close()
+
+
+def quickumls_index(atoms_path: Path, lang: Language, cache_root: Path, terms: list[Term] | None = None,
+                    folded: list[str] | None = None) -> Path:
+    """Build (once) a QuickUMLS index for one language's atoms; return its folder. A caller
+    that has the atoms' `load_terms` and their `fold_term`s already passes both."""
     h = hashlib.sha256(Path(atoms_path).read_bytes())
     h.update(NORM_VERSION.encode())
     digest = h.hexdigest()[:16]
@@ -83,18 +132,13 @@ def quickumls_index(atoms_path: Path, lang: Language, cache_root: Path) -> Path:
         (tmp / "language.flag").write_text(qlang)
         (tmp / "database_backend.flag").write_text("unqlite")
         (tmp / "lowercase.flag").write_text("")
-        latin = "Latin" in lang.scripts
-        seen = set()
-        entries = []
-        for t in load_terms(Path(atoms_path), lang):
-            if is_acronym(t.text):
-                continue
-            term = fold_term(t.text, latin)
-            if (t.cui, term) in seen or len(term) < 3:
-                continue
-            seen.add((t.cui, term))
-            entries.append((term, t.cui, ["T000"], 1 if not t.rank[0] else 0))
-        parse_and_encode_ngrams(iter(entries), str(tmp / "umls-simstring.db"), str(tmp / "cui-semtypes.db"), database_backend="unqlite")
+        with gc_paused():
+            if terms is None:
+                terms = load_terms(Path(atoms_path), lang)
+            if folded is None:
+                folded = fold_terms(terms, "Latin" in lang.scripts)
+            entries = index_entries(terms, folded)
+            write_index(entries, tmp / "umls-simstring.db", tmp / "cui-semtypes.db")
         (tmp / "done.flag").write_text(str(len(entries)))
         if dest.exists() and not (dest / "done.flag").exists():
             shutil.rmtree(dest, ignore_errors=True)  # a killed build's leftover
