@@ -156,10 +156,10 @@ class Lexicon:
         words = self.name_words(target)
         total = self._totals.get(target)
         if total is None:  # the same sum each time: computed once per target
-            total = self._totals[target] = sum(self.idf.get(w, 0.0) for w in words)
+            total = self._totals[target] = _idf_sum(self.idf, words)
         if total == 0:
             return 0.0
-        return sum(self.idf.get(w, 0.0) for w in words & self.entry_words(other)) / total
+        return _idf_sum(self.idf, words & self.entry_words(other)) / total
 
 
     def covering(self, target: str, candidates: list[str], threshold: float) -> list[str]:
@@ -185,12 +185,19 @@ class Lexicon:
             contrib = np.where(wid[pos] == ew, widf[pos], 0.0)
             sums = np.zeros(len(ids))
             sums[known] = np.bincount(np.repeat(np.arange(len(known)), lens), weights=contrib, minlength=len(known))
-            total = sum(self.idf.get(w, 0.0) for w in words)
+            total = _idf_sum(self.idf, words)
             approx = sums / total if total else sums
         else:
             approx = np.zeros(len(ids))
         maybe = (approx >= threshold - 1e-9).tolist()
         return [c for c, m in zip(candidates, maybe) if m and self.coverage(target, c) >= threshold]
+
+
+def _idf_sum(idf: dict[str, float], words) -> float:
+    """IDF summed in word order: a set's iteration order follows string hashes, which
+    change with PYTHONHASHSEED, and a float sum in another order can differ in its last
+    bit, enough to reorder two equally covering candidates."""
+    return sum(idf.get(w, 0.0) for w in sorted(words))
 
 
 def _tokens(text: str) -> list[str]:
