@@ -170,3 +170,29 @@ def test_covering_keeps_exactly_the_candidates_coverage_keeps_in_order(lexicon, 
     assert two.covering("A", ["D", "C", "B", "F"], share) == ["D", "C"]  # at the threshold exactly: kept
     assert two.covering("A", ["D", "C", "B"], share + 1e-6) == ["D"]
     assert two.covering("A", [], 0.5) == [] and two.covering("B", ["A"], 0.0) == ["A"]
+
+
+_SEED_PROBE = """
+import json
+from tasks.allocation.confusion import Lexicon
+words = [f"w{i}" for i in range(12)]
+entries = {"T": [" ".join(words)], "D": [" ".join(words)]}
+for i, w in enumerate(words):  # every word a different document frequency: twelve distinct IDFs
+    for j in range(i + 1):
+        entries[f"F{i:02d}{j:02d}"] = [w]
+lex = Lexicon(entries, {"T": [" ".join(words)]})
+print(json.dumps([lex.coverage("T", "D").hex(), lex._totals["T"].hex()]))
+"""
+
+
+def test_coverage_does_not_depend_on_the_hash_seed():
+    """`mmedbench build` run without the Makefile's PYTHONHASHSEED must give the same sets:
+    coverage's float sums may not follow a set's (hash-dependent) iteration order."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    outs = {subprocess.run([sys.executable, "-c", _SEED_PROBE], capture_output=True, text=True, check=True, cwd=root,
+                           env={"PYTHONPATH": str(root), "PYTHONHASHSEED": seed}).stdout for seed in ("0", "1", "2", "3")}
+    assert len(outs) == 1, outs
