@@ -446,7 +446,12 @@ def target_rows(bench: dict) -> list[str]:
         verdict = "" if ok is None else ("met" if ok else "**missed**")
         rows.append(f"| {target} | {measured} | {verdict} | {bound} |")
 
-    if cold and "wall_s" in cold and not cold.get("exit_code"):
+    # a build that ran to its audit and failed it still measured every stage's cost
+    audited = cold.get("exit_code") == 1 and "fails its audit" in cold.get("summary", "")
+    if audited:
+        row("cold build publishes (its audit passes)", cold["summary"].split("(", 1)[-1].rsplit(")", 1)[0], False,
+            "the time and memory below are of the whole build, audit included")
+    if cold and "wall_s" in cold and not cold.get("aborted") and (not cold.get("exit_code") or audited):
         w = cold["wall_s"]
         row(f"cold build <= {wall_t // 60} min" if wall_t else "cold build", f"{w / 60:.1f} min ({w:.0f} s, CPU {cold['cpu_s']:.0f} s)",
             None if not wall_t else w <= wall_t, "" if not wall_t or w <= wall_t else f"by {100 * (w / wall_t - 1):.0f}%")

@@ -1,0 +1,42 @@
+"""The scale benchmark's own arithmetic: memory of a process tree, and the targets table."""
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import psutil
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+import run_bench  # noqa: E402
+
+
+def test_tree_memory_reads_pss_only_when_asked_and_pss_never_exceeds_rss():
+    me = psutil.Process(os.getpid())
+    rss, largest, pss = run_bench.tree_rss(me, pss=True)
+    assert 0 < pss <= rss and largest <= rss
+    assert run_bench.tree_rss(me)[2] == 0
+    assert run_bench._pss(2**22 + 12345) == 0  # no such process: counts nothing
+
+
+def _bench(cold: dict) -> dict:
+    return {"meta": {"preset": "paper"}, "stages": [], "cli": {"cold build (empty cache)": cold}}
+
+
+def test_targets_use_the_trees_pss_and_say_by_how_much():
+    rows = run_bench.target_rows(_bench({"wall_s": 360.0, "cpu_s": 500.0, "peak_rss_mb": 9000, "peak_pss_mb": 4096,
+                                         "largest_process_rss_mb": 3000, "exit_code": 0}))
+    assert rows[0] == "| cold build <= 5 min | 6.0 min (360 s, CPU 500 s) | **missed** | by 20% |"
+    assert rows[1] == ("| peak memory <= 4 GB (process tree PSS) | 4,096 MB (RSS summed over processes 9,000 MB; "
+                       "largest process 3,000 MB) | met |  |")
+
+
+def test_a_build_that_fails_its_audit_still_reports_its_cost_but_never_a_pass():
+    summary = "error: r/0.9: the built release fails its audit (tier_ordering: cd/fr: z 1.20 <= 2.0); nothing was published"
+    rows = run_bench.target_rows(_bench({"wall_s": 240.0, "cpu_s": 300.0, "peak_rss_mb": 5000, "peak_pss_mb": 3000,
+                                         "largest_process_rss_mb": 2000, "exit_code": 1, "summary": summary}))
+    assert rows[0].startswith("| cold build publishes (its audit passes) | tier_ordering: cd/fr: z 1.20 <= 2.0 | **missed** |")
+    assert rows[1] == "| cold build <= 5 min | 4.0 min (240 s, CPU 300 s) | met |  |"
+    other = run_bench.target_rows(_bench({"wall_s": 10.0, "cpu_s": 5.0, "peak_rss_mb": 1, "largest_process_rss_mb": 1,
+                                          "exit_code": 2, "summary": "error: bad input"}))
+    assert other == ["| cold build | failed (exit 2) | **missed** |  |"]
