@@ -170,6 +170,12 @@ def test_covering_keeps_exactly_the_candidates_coverage_keeps_in_order(lexicon, 
     assert two.covering("A", ["D", "C", "B", "F"], share) == ["D", "C"]  # at the threshold exactly: kept
     assert two.covering("A", ["D", "C", "B"], share + 1e-6) == ["D"]
     assert two.covering("A", [], 0.5) == [] and two.covering("B", ["A"], 0.0) == ["A"]
+    # within the numpy pass's tolerance but below the threshold: the exact sum still says no
+    assert two.covering("A", ["C"], share + 1e-10) == []
+    # a name word in most entries has an IDF under 1: the pass must divide by the total, not multiply
+    common = Lexicon({"A": ["fever"], "B": ["fever cough"], "C": ["fever rash"], "D": ["itch"]}, {"A": ["fever"]})
+    assert common.idf["fever"] < 1
+    assert common.covering("A", ["D", "C", "B"], 1.0) == ["C", "B"]
 
 
 _SEED_PROBE = """
