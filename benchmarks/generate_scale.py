@@ -406,6 +406,27 @@ tel|тел|テル|特
 bu|бу|ブ|丁
 ha|ха|ハ|哈
 """)
+# Eponyms (surname = two or three syllables + an ending): en | ru | ja | zh
+EPONYM_ENDINGS = _rows("""
+er|ер|ー|尔
+in|ин|イン|因
+son|сон|ソン|森
+ard|ард|アード|德
+ski|ский|スキー|斯基
+ell|елл|エル|尔
+""")
+# Eponymous disorders: en | fr g | es g | de | ru | ja | zh | TUI ({n}: the surname in that script)
+EPONYM_KINDS = _rows("""
+{n} disease|maladie de {n} f|enfermedad de {n} f|{n}-Krankheit f|болезнь {n} f|{n}病|{n}病|T047
+{n} syndrome|syndrome de {n} m|síndrome de {n} m|{n}-Syndrom n|синдром {n} m|{n}症候群|{n}综合征|T047
+{n} tumor|tumeur de {n} f|tumor de {n} m|{n}-Tumor m|опухоль {n} f|{n}腫瘍|{n}瘤|T191
+""")
+# Share of disorder trees whose head is an eponym ("Crohn disease", "maladie de Crohn"): the
+# surname is the one word a French, Spanish or German name shares with the English entry, as
+# in real vocabularies, where eponyms (with drug names and loanwords) are most of what a
+# translated disorder name has in common with its English entry.
+EPONYM_SHARE = 0.12
+
 # Drug stems: en | fr | es | de | ru | ja | zh | class en | class fr g | class es g | class de g |
 # class ru g | class ja | class zh
 DRUG_STEMS = _rows("""
@@ -1049,6 +1070,21 @@ def gene_head(sym: str, fam: str) -> Head:
     return Head("gene:" + sym, forms, "T028", "", fam)
 
 
+def eponym_head(sylls: list[list[str]], ending: list[str], kind: list[str], organ: dict, key: str) -> Head:
+    """'Kavrell disease', 'maladie de Kavrell', 'болезнь Каврелл': the surname in every
+    Latin-script language, transliterated in the others; attached to an organ category."""
+    latin = ("".join(s[0] for s in sylls) + ending[0]).capitalize()
+    ru = "".join(s[1] for s in sylls) + ending[1]
+    ja = "".join(s[2] for s in sylls) + ending[2]
+    zh = "".join(s[3] for s in sylls) + ending[3]
+    forms = {"en": (kind[0].format(n=latin), "")}
+    for lang, col in (("fr", 1), ("es", 2), ("de", 3), ("ru", 4)):
+        text, g = _ng(kind[col])
+        forms[lang] = (text.format(n=ru[:1].upper() + ru[1:] if lang == "ru" else latin), g)
+    forms["ja"], forms["zh"] = (kind[5].format(n=ja), ""), (kind[6].format(n=zh), "")
+    return Head(key, forms, kind[7], "", organ["en_noun"])
+
+
 LATIN_ONLY = ("en", "fr", "es", "de", "it", "pt", "nl")
 
 
@@ -1213,6 +1249,17 @@ class Vocabulary:
             s2, g = rest % nsy, rest // nsy
             return (SYLLABLES[s1][0] + SYLLABLES[s2][0] + GENUS_SUFFIXES[g]).capitalize()
 
+        def eponym(i, k):
+            kind, i = i % len(EPONYM_KINDS), i // len(EPONYM_KINDS)
+            end, i = i % len(EPONYM_ENDINGS), i // len(EPONYM_ENDINGS)
+            sylls = []
+            for _ in range(k):
+                sylls.append(SYLLABLES[i % nsy])
+                i //= nsy
+            o = (kind * 7 + end * 5 + sum(SYLLABLES.index(s) for s in sylls)) % no
+            key = f"e:{kind}:{o}:{end}:" + "".join(s[0] for s in sylls)
+            return eponym_head(sylls, EPONYM_ENDINGS[end], EPONYM_KINDS[kind], ORG[o], key), [o]
+
         def phys(i):
             o, k = i % no, i // no
             return phrase_head(ORG[o], FUNCTIONS[k] + ["T042"], "T042", f"f:{o}:{k}"), [o]
@@ -1231,6 +1278,9 @@ class Vocabulary:
             "LIVB": HeadSpace([(nsy * nsy * len(GENUS_SUFFIXES), genus)], rng),
             "PHYS": HeadSpace([(no * len(FUNCTIONS), phys)], rng),
             "DEVI": HeadSpace([(no * len(DEVICES), devi)], rng),
+            # last, so that the draws of the spaces above are those of a generator without it
+            "DISO_EPONYM": HeadSpace([(nsy ** 2 * len(EPONYM_ENDINGS) * len(EPONYM_KINDS), lambda i: eponym(i, 2)),
+                                      (nsy ** 3 * len(EPONYM_ENDINGS) * len(EPONYM_KINDS), lambda i: eponym(i, 3))], rng),
         }
 
     # ------------------------------------------------------------------ roles
@@ -1445,7 +1495,7 @@ class Vocabulary:
     @staticmethod
     def _organ_index(head: Head) -> int:
         parts = head.key.split(":")
-        return int(parts[2]) if parts[0] in ("d", "c") else int(parts[1]) if parts[0] == "l" else -1
+        return int(parts[2]) if parts[0] in ("d", "c", "e") else int(parts[1]) if parts[0] == "l" else -1
 
     def _keep(self, cui, head, mods, group, tui, depth, en, name_en, atoms, role) -> None:
         names, has_atom, genders = {}, {}, {}
@@ -1550,6 +1600,8 @@ class Vocabulary:
             for e in rng.sample(epithets, rng.randint(2, 6)):
                 self.emit(latin_head(f"{genus} {e}", "T007", f"sp:{genus}:{e}"), (), group, "T007", 2, [gref])
             return True
+        if group == "DISO" and rng.random() < EPONYM_SHARE:
+            nxt = self.spaces["DISO_EPONYM"].next() or nxt  # the drawn head stays unused: space enough
         head, keys = nxt
         if group in ("PHYS", "DEVI"):
             ref = self.emit(head, (), group, head.tui, 1, [self.root(group)])
