@@ -100,13 +100,15 @@ class SharedGrounders:
 
 def _return_freed_memory() -> None:
     """Hand freed heap back to the OS (glibc keeps it in per-thread arenas otherwise, and
-    the allocation stage would then grow on top of the grounders' old footprint)."""
+    the allocation stage would then grow on top of the grounders' old footprint). At paper
+    scale arrow's pool alone held about 0.5 GB here after the grounders were dropped."""
     try:
         import ctypes
 
         ctypes.CDLL("libc.so.6").malloc_trim(0)
     except (OSError, AttributeError):  # not glibc: nothing to do
         pass
+    pa.default_memory_pool().release_unused()  # and arrow's pool (mimalloc) its cached pages
 
 
 GROUNDERS = SharedGrounders()
