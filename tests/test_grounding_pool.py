@@ -168,3 +168,79 @@ def test_workers_do_not_inherit_the_parents_sigterm_handler():
             assert pool.apply(_signal_handlers) == (True, True)
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+def test_a_helper_process_builds_the_largest_index_while_the_grounders_are_built(sample, tmp_path, monkeypatch):
+    """With two workers and a fresh cache, the English index (the largest) is built by a
+    helper process; the mentions are those of a one-worker build, and the helper is gone."""
+    s, g = sample, sample["g"]
+    needed = ["en", "es", "fr"]
+    vocab = {"concepts": s["vocab"]["concepts"], "atoms_by_lang": {c: s["vocab"]["atoms_by_lang"][c] for c in needed}}
+    langs = {c: s["langs"][c] for c in needed}
+    texts = [("en", f"Case {i}: type 2 diabetes mellitus with pneumonia.") for i in range(40)]
+    texts += [("fr", f"Cas {i} : diabète de type 2 et pneumonie.") for i in range(20)]
+    monkeypatch.setattr(stage, "PREBUILD_MIN_ATOMS", 1)
+    helpers = []
+    real = stage.prebuild_indexes
+    monkeypatch.setattr(stage, "prebuild_indexes", lambda *a, **k: helpers.append(real(*a, **k)) or helpers[-1])
+    build = stage.build_grounder
+
+    def build_after_the_helper(atoms_path, *rest):
+        # on the sample the helper's start-up (imports) outlasts the other grounders: let it
+        # finish first, so that the English grounder opens the index the helper built
+        if atoms_path == vocab["atoms_by_lang"]["en"] and helpers and helpers[-1][0] is not None:
+            helpers[-1][0].join()
+        return build(atoms_path, *rest)
+
+    monkeypatch.setattr(stage, "build_grounder", build_after_the_helper)
+    two = stage.ground_texts(texts, vocab, langs, g.quickumls_threshold, g.quickumls_window, str(tmp_path / "two"), workers=2)
+    (proc, code), = helpers
+    assert code == "en" and proc is not None
+    assert proc.exitcode == 0 and not proc.is_alive()
+    lang = stage.Language.model_validate_json(stage._args(vocab, langs, "en", str(tmp_path / "two"), g.quickumls_threshold,
+                                                          g.quickumls_window)[1])
+    assert stage.index_built(Path(vocab["atoms_by_lang"]["en"]), lang, tmp_path / "two")
+    one = stage.ground_texts(texts, vocab, langs, g.quickumls_threshold, g.quickumls_window, str(tmp_path / "one"), workers=1)
+    assert two == one
+    assert any(one[("en", texts[0][1])])
+    # the grounders are built now: no helper the second time
+    stage.ground_texts(texts, vocab, langs, g.quickumls_threshold, g.quickumls_window, str(tmp_path / "two"), workers=2)
+    assert helpers[-1] == (None, None)
+
+
+def test_prebuild_picks_nothing_below_the_threshold_or_with_one_worker(sample, tmp_path):
+    s, g = sample, sample["g"]
+    keys = {c: stage._args(s["vocab"], s["langs"], c, str(tmp_path), g.quickumls_threshold, g.quickumls_window)
+            for c in ("en", "fr", "zh")}
+    assert stage.prebuild_indexes(keys, 1, min_atoms=1) == (None, None)
+    en_rows = pq.ParquetFile(s["vocab"]["atoms_by_lang"]["en"]).metadata.num_rows
+    assert stage.prebuild_indexes(keys, 2, min_atoms=en_rows + 1) == (None, None)
+    proc, code = stage.prebuild_indexes(keys, 2, min_atoms=en_rows)
+    assert code == "en"
+    proc.join()
+    assert proc.exitcode == 0
+
+
+def test_an_index_being_built_elsewhere_is_waited_for_not_built_again(sample, tmp_path):
+    """The builder lock: while another holder has it, quickumls_index waits (no half-built
+    folder of its own), then takes the index it finds."""
+    import threading
+
+    from tasks.grounding import quickumls_index as qi
+
+    s, g = sample, sample["g"]
+    atoms = Path(s["vocab"]["atoms_by_lang"]["fr"])
+    lang = stage.Language.model_validate_json(stage._args(s["vocab"], s["langs"], "fr", str(tmp_path), 0.7, 5)[1])
+    dest = qi.index_dir(atoms, lang, tmp_path)
+    got = []
+    with qi._builder_lock(dest):
+        t = threading.Thread(target=lambda: got.append(qi.quickumls_index(atoms, lang, tmp_path)))
+        t.start()
+        t.join(0.5)
+        assert t.is_alive()
+        assert not list(dest.parent.glob(dest.name + ".tmp*"))  # it has not started a build of its own
+        dest.mkdir()
+        (dest / "done.flag").write_text("built elsewhere")
+    t.join()
+    assert got == [dest]
+    assert (dest / "done.flag").read_text() == "built elsewhere"

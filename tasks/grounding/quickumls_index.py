@@ -1,7 +1,9 @@
 """QuickUMLS without its installer: the index built from the atoms table, a local stop-word corpus, the matcher."""
 from __future__ import annotations
 
+from contextlib import contextmanager
 from pathlib import Path
+import fcntl
 import hashlib
 import os
 import pickle
@@ -111,17 +113,39 @@ def write_index(entries: list[tuple[str, str, int]], simstring_dir: Path, cuisty
     db.semtypes_db.close()
 
 
+def index_dir(atoms_path: Path, lang: Language, cache_root: Path) -> Path:
+    """Where the QuickUMLS index of these atoms lives: keyed by their content hash and the
+    normalisation version."""
+    h = hashlib.sha256(Path(atoms_path).read_bytes())
+    h.update(NORM_VERSION.encode())
+    return cache_root / "quickumls" / f"{h.hexdigest()[:16]}-{lang.code}"
+
+
+def index_built(atoms_path: Path, lang: Language, cache_root: Path) -> bool:
+    return (index_dir(atoms_path, lang, cache_root) / "done.flag").exists()
+
+
+@contextmanager
+def _builder_lock(dest: Path):
+    """One builder per index across processes (a build's helper process, another run on
+    the same work dir): the others wait here, then find it built."""
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(dest.parent / f".{dest.name}.lock", os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing releases the flock
+
+
 def quickumls_index(atoms_path: Path, lang: Language, cache_root: Path, terms: list[Term] | None = None,
                     folded: list[str] | None = None) -> Path:
     """Build (once) a QuickUMLS index for one language's atoms; return its folder. A caller
     that has the atoms' `load_terms` and their `fold_term`s already passes both."""
-    h = hashlib.sha256(Path(atoms_path).read_bytes())
-    h.update(NORM_VERSION.encode())
-    digest = h.hexdigest()[:16]
-    dest = cache_root / "quickumls" / f"{digest}-{lang.code}"
+    dest = index_dir(atoms_path, lang, cache_root)
     if (dest / "done.flag").exists():
         return dest
-    with _LOCK:
+    with _LOCK, _builder_lock(dest):
         if (dest / "done.flag").exists():
             return dest
         tmp = dest.with_name(dest.name + f".tmp{os.getpid()}")

@@ -40,7 +40,7 @@ from common.text import normalize
 from tasks.grounding.grounder import Grounder
 from tasks.grounding.normalize import fold_term
 from tasks.grounding.params import params_for
-from tasks.grounding.quickumls_index import _stopwords, quickumls_index
+from tasks.grounding.quickumls_index import _stopwords, index_built, quickumls_index
 from common.errors import InputError
 from common.parquet import write_parquet
 
@@ -85,6 +85,11 @@ class SharedGrounders:
     def __len__(self) -> int:
         return sum(e[1] is not None for e in self._entries.values())
 
+    def built(self, key: tuple) -> bool:
+        with self._lock:
+            entry = self._entries.get(key)
+        return entry is not None and entry[1] is not None
+
     def clear(self) -> None:
         """Free every grounder (the flow calls this once all shards are grounded)."""
         with self._lock:
@@ -95,13 +100,15 @@ class SharedGrounders:
 
 def _return_freed_memory() -> None:
     """Hand freed heap back to the OS (glibc keeps it in per-thread arenas otherwise, and
-    the allocation stage would then grow on top of the grounders' old footprint)."""
+    the allocation stage would then grow on top of the grounders' old footprint). At paper
+    scale arrow's pool alone held about 0.5 GB here after the grounders were dropped."""
     try:
         import ctypes
 
         ctypes.CDLL("libc.so.6").malloc_trim(0)
     except (OSError, AttributeError):  # not glibc: nothing to do
         pass
+    pa.default_memory_pool().release_unused()  # and arrow's pool (mimalloc) its cached pages
 
 
 GROUNDERS = SharedGrounders()
@@ -319,6 +326,52 @@ def _pool_ground(grounders: list[Grounder], chunks: list[list[tuple[int, str]]],
     return [r for chunk in results for r in chunk]
 
 
+# an index of fewer atoms builds in seconds: not worth a process (about two seconds of imports)
+PREBUILD_MIN_ATOMS = 200_000
+
+
+def _build_index(atoms_path: str, lang_json: str, cache_root: str) -> None:
+    """In a helper process: build one QuickUMLS index. A failure is left to the parent, which
+    builds (and reports on) an index it finds missing."""
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6").prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG: go with the parent
+    except (OSError, AttributeError):
+        pass
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    try:
+        quickumls_index(Path(atoms_path), Language.model_validate_json(lang_json), Path(cache_root))
+    except BaseException:  # noqa: BLE001
+        os._exit(1)
+
+
+def prebuild_indexes(keys: dict[str, tuple], workers: int, min_atoms: int | None = None):
+    """Start a process that builds the largest missing QuickUMLS index of these languages
+    while this process builds the other grounders, and that language's last: the English
+    index, the largest single piece of grounder setup (a minute of CPU at paper scale),
+    then builds on the other core. Returns the process and the code it builds for, or
+    (None, None) with one worker or nothing worth a process. The index's builder lock makes
+    this process wait for the index when it gets to it before the helper is done."""
+    if workers < 2:
+        return None, None
+    best = None
+    for code, (atoms, lang_json, cache_root, threshold, window) in sorted(keys.items()):
+        lang = Language.model_validate_json(lang_json)
+        if lang.grounder == "dictionary" or not params_for(lang, threshold, window).fuzzy:
+            continue
+        if GROUNDERS.built(grounder_key(atoms, lang_json, cache_root, threshold, window)):
+            continue
+        rows = pq.ParquetFile(atoms).metadata.num_rows
+        if rows >= (PREBUILD_MIN_ATOMS if min_atoms is None else min_atoms) and (best is None or rows > best[0]) and not index_built(Path(atoms), lang, Path(cache_root)):
+            best = (rows, code, (atoms, lang_json, cache_root))
+    if best is None:
+        return None, None
+    proc = multiprocessing.get_context("spawn").Process(target=_build_index, args=best[2], daemon=True)
+    proc.start()
+    return proc, best[1]
+
+
 def ground_texts(requests: list[tuple[str, str]], vocab: dict, languages: dict[str, dict], threshold: float, window: int,
                  cache_root: str, workers: int | None = None) -> dict[tuple[str, str], list[dict]]:
     """Mentions of every distinct (language code, text) in `requests` (grounding is a pure
@@ -343,9 +396,15 @@ def ground_texts(requests: list[tuple[str, str]], vocab: dict, languages: dict[s
                         out[(c, text)] = [m.as_dict() for m in grounder.ground(text)]
         return {r: out[r] for r in unique}
     with _POOL_LOCK, ExitStack() as held:
-        # hold every grounder this pool uses, so that no other thread is inside one at the fork
-        grounders = [held.enter_context(GROUNDERS.use(grounder_key(*keys[c]), lambda a=keys[c]: build_grounder(*a)))
-                     for c in codes]
+        helper, last = prebuild_indexes(keys, n)
+        if helper is not None:
+            held.callback(_stop, helper)
+        # hold every grounder this pool uses, so that no other thread is inside one at the fork;
+        # the one whose index the helper builds, last
+        build_order = sorted(codes, key=lambda c: c == last)
+        built = {c: held.enter_context(GROUNDERS.use(grounder_key(*keys[c]), lambda a=keys[c]: build_grounder(*a)))
+                 for c in build_order}
+        grounders = [built[c] for c in codes]
         for code, grounder in zip(codes, grounders):
             if grounder.abbrev is not None and any(c == code and "(" in t for c, t in unique):
                 grounder.linker  # built here, once, rather than in every worker (abbreviations need "(")
@@ -354,6 +413,14 @@ def ground_texts(requests: list[tuple[str, str]], vocab: dict, languages: dict[s
         chunks = [flat[i:i + _CHUNK] for i in range(0, len(flat), _CHUNK)]
         mentions = _pool_ground(grounders, chunks, n)
     return dict(zip(unique, mentions))
+
+
+def _stop(proc) -> None:
+    """The index helper is done by now (every index it builds was waited for); on an error
+    or interrupt it is stopped instead."""
+    if proc.is_alive():
+        proc.terminate()
+    proc.join()
 
 
 def _stopwords_of(vocab: dict, languages: dict[str, dict], code: str, cache_root: str, threshold: float,
