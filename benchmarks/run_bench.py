@@ -13,7 +13,7 @@ included, with the code of this checkout (not whatever `mmedbench` is on PATH).
 
 Peak RSS is the sum over the process and all its descendants, sampled every 0.1 s
 (GNU time reports the largest single process, which misses a grounding process pool).
-A stage or CLI run whose tree passes `--rss-limit-gb` is stopped: the machine is shared.
+A stage or CLI run whose tree's PSS passes `--rss-limit-gb` is stopped: the machine is shared.
 """
 from __future__ import annotations
 
@@ -81,7 +81,8 @@ def _children(proc: psutil.Process) -> list:
 
 
 class TreeSampler:
-    """Samples a process tree's RSS in a thread; calls `on_limit` once past `limit` bytes."""
+    """Samples a process tree's RSS (and PSS every 2 s) in a thread; calls `on_limit` once its PSS
+    passes `limit` bytes or the machine runs short of memory."""
 
     def __init__(self, proc: psutil.Process, limit: int | None = None, on_limit=None, interval: float = 0.1):
         self.proc, self.limit, self.on_limit, self.interval = proc, limit, on_limit, interval
@@ -94,14 +95,19 @@ class TreeSampler:
         n = 0
         while not self._stop.wait(self.interval):
             n += 1
-            rss, largest, pss = tree_rss(self.proc, pss=n % 20 == 0)  # PSS walks every page table: every 2 s
+            sample_pss = n % 20 == 0  # PSS walks every page table: every 2 s
+            rss, largest, pss = tree_rss(self.proc, pss=sample_pss)
             self.peak, self.largest, self.pss = max(self.peak, rss), max(self.largest, largest), max(self.pss, pss)
+            # the limit is on the tree's PSS, the memory it really holds: forked grounding workers
+            # share the parent's pages, and an RSS sum counts them once per worker (a full-scale
+            # ground stage was stopped at 24 GB of RSS sum with 7.5 GB of the machine still free)
+            over = sample_pss and self.limit and pss > self.limit
             # the machine is shared: also stop before the whole machine runs out of memory
             starving = self.limit and n % 10 == 0 and psutil.virtual_memory().available < MIN_AVAILABLE
-            if self.limit and (rss > self.limit or starving) and not self.over:
+            if (over or starving) and not self.over:
                 self.over = True
                 if self.on_limit:
-                    self.on_limit(rss)
+                    self.on_limit(pss if over else rss)
 
     def __enter__(self):
         self._t.start()
@@ -147,7 +153,7 @@ class Meter:
                 self.rows.append({"stage": name, "wall_s": round(time.perf_counter() - wall0, 2),
                                   "cpu_s": round(time.process_time() - cpu0 + _children_cpu() - ch0, 2),
                                   "peak_rss_mb": round(rss / 2**20), **extra,
-                                  "aborted": f"tree RSS {rss / 2**30:.1f} GB past the limit or the machine short of memory: "
+                                  "aborted": f"tree memory {rss / 2**30:.1f} GB past the limit or the machine short of memory: "
                                              "process killed, stage not finished"})
                 self.save()
                 print(f"!! {name}: still running 20 s later: exiting", flush=True)
@@ -165,7 +171,7 @@ class Meter:
             except KeyboardInterrupt:
                 if not sampler.over:
                     raise
-                info["aborted"] = f"tree RSS past {self.limit / 2**30:.1f} GB or machine below {MIN_AVAILABLE >> 30} GB available"
+                info["aborted"] = f"tree PSS past {self.limit / 2**30:.1f} GB or machine below {MIN_AVAILABLE >> 30} GB available"
             finally:
                 for k in killer:
                     k.cancel()
@@ -175,7 +181,7 @@ class Meter:
                     time.sleep(0.01)
                 except KeyboardInterrupt:
                     pass
-            info.setdefault("aborted", f"tree RSS past {self.limit / 2**30:.1f} GB or machine below "
+            info.setdefault("aborted", f"tree PSS past {self.limit / 2**30:.1f} GB or machine below "
                                        f"{MIN_AVAILABLE >> 30} GB available (at the end of the stage)")
         row = {"stage": name, "wall_s": round(time.perf_counter() - wall0, 2),
                "cpu_s": round(time.process_time() - cpu0 + _children_cpu() - ch0, 2),
@@ -366,7 +372,7 @@ def timed_cli(args: list[str], env: dict, log: Path, limit: int | None) -> dict:
            "peak_pss_mb": round(sampler.pss / 2**20), "largest_process_rss_mb": round(sampler.largest / 2**20), "exit_code": code,
            "summary": next((l for l in lines if l.startswith("release ") or l.startswith("audit")), lines[-1] if lines else "")}
     if sampler.over:
-        row["aborted"] = f"tree RSS past {limit / 2**30:.1f} GB or machine below {MIN_AVAILABLE >> 30} GB available"
+        row["aborted"] = f"tree PSS past {limit / 2**30:.1f} GB or machine below {MIN_AVAILABLE >> 30} GB available"
     print(json.dumps(row), flush=True)
     return row
 
@@ -563,7 +569,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--from", dest="start", choices=STAGES, default=STAGES[0],
                     help="resume the in-process stages here, from the results earlier stages saved in --out")
     ap.add_argument("--reads", type=int, default=3, help="separate MRCONSO reads before the stages")
-    ap.add_argument("--rss-limit-gb", type=float, default=16.0, help="stop a stage or CLI run whose process tree passes this")
+    ap.add_argument("--rss-limit-gb", type=float, default=16.0, help="stop a stage or CLI run whose process tree's PSS passes this (GB)")
     args = ap.parse_args(argv)
     config = args.config.resolve()
     if not config.exists():

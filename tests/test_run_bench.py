@@ -40,3 +40,34 @@ def test_a_build_that_fails_its_audit_still_reports_its_cost_but_never_a_pass():
     other = run_bench.target_rows(_bench({"wall_s": 10.0, "cpu_s": 5.0, "peak_rss_mb": 1, "largest_process_rss_mb": 1,
                                           "exit_code": 2, "summary": "error: bad input"}))
     assert other == ["| cold build | failed (exit 2) | **missed** |  |"]
+
+
+def test_the_memory_limit_is_on_the_trees_pss_not_on_its_rss_summed_over_forked_workers():
+    """Forked workers share their parent's pages: an RSS sum counts them once per worker.
+    A limit between the tree's PSS and its RSS sum must not stop it; one under its PSS must."""
+    import multiprocessing
+    import time
+
+    ballast = bytearray(200 << 20)  # touched pages the children share copy-on-write
+    for i in range(0, len(ballast), 4096):
+        ballast[i] = 1
+    ctx = multiprocessing.get_context("fork")
+    children = [ctx.Process(target=time.sleep, args=(30,)) for _ in range(2)]
+    for c in children:
+        c.start()
+    try:
+        me = psutil.Process(os.getpid())
+        rss, _largest, pss = run_bench.tree_rss(me, pss=True)
+        assert rss > 2 * pss  # the parent's pages, counted three times
+        for limit, stopped in (((rss + pss) // 2, False), (pss // 2, True)):
+            calls = []
+            with run_bench.TreeSampler(me, limit, calls.append, interval=0.01):
+                time.sleep(1.0)  # five PSS samples at this interval
+            assert bool(calls) is stopped, (limit, rss, pss, calls)
+            if stopped:
+                assert len(calls) == 1 and calls[0] > limit
+    finally:
+        for c in children:
+            c.terminate()
+            c.join()
+    del ballast
