@@ -22,9 +22,12 @@ Pure functions over small in-memory maps; the caller decides which sets to keep.
 """
 from __future__ import annotations
 
+import gc
 import math
+import multiprocessing
 import re
 from collections import Counter, defaultdict
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
@@ -32,6 +35,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from common.text import char_shingles, jaccard, word_tokens
+from common.workers import explicit_workers, reset_signals, worker_count
 from tasks.allocation.allocator import seeded_order
 
 EASY_DEPTH = 3
@@ -355,17 +359,22 @@ TIERS = ("easy", "medium", "hard")
 
 class LazyTier:
     """One tier's sets in seeded order, computed as they are read (and kept: every language
-    re-reads the lists from the start)."""
+    re-reads the lists from the start). With worker processes (`computed_on`), the targets
+    ahead of the reader are computed on them a batch at a time, one batch ahead."""
 
     def __init__(self, tier: str, order: list[int], sets: "_TargetSets"):
         self.tier, self._order, self._sets = tier, order, sets
         self._pos = 0
         self._done: list[ConfusionCandidate] = []
+        self._sent = 0  # positions of `_order` before this one are computed or on the workers
+        self._mark = 0  # where the batch sent last starts: reaching it sends the next one
 
     def __iter__(self):
         i = 0
         while True:
             while i >= len(self._done) and self._pos < len(self._order):
+                if self._sets.pool is not None and self._pos >= self._mark:
+                    self._send()
                 got = self._sets.of(self._order[self._pos]).get(self.tier)
                 self._pos += 1
                 if got is not None:
@@ -375,6 +384,26 @@ class LazyTier:
             yield self._done[i]
             i += 1
 
+    def _send(self) -> None:
+        """Send the workers the next batch of targets nobody has computed or sent, and keep one
+        batch in flight beyond the one being read (the reader then rarely waits). At most two
+        batches per tier are computed and never read, where the allocator stops."""
+        sets = self._sets
+        if self._sent <= self._pos:  # nothing sent ahead: send the batch to read now
+            self._sent = self._pos
+            self._send_batch()
+        self._mark = self._sent
+        self._send_batch()  # and the next, computed while the reader reads the first
+
+    def _send_batch(self) -> None:
+        sets, batch = self._sets, []
+        while self._sent < len(self._order) and len(batch) < sets.batch:
+            i = self._order[self._sent]
+            if not sets.known(i):
+                batch.append(i)
+            self._sent += 1
+        sets.send(batch)
+
 
 class _TargetSets:
     """The sets of each target (by its index in `targets`), memoised."""
@@ -383,6 +412,9 @@ class _TargetSets:
         self.concepts, self.hierarchy, self.k, self.seed = concepts, hierarchy, k, seed
         self.targets, self.lexicon, self.one_tier, self.excluded = targets, lexicon, one_tier_per_target, excluded
         self._memo: dict[int, dict[str, ConfusionCandidate]] = {}
+        self.pool = None  # worker processes (`computed_on`), or None: computed here when read
+        self.batch = SET_BATCH
+        self._pending: dict[int, object] = {}  # target -> the AsyncResult of the chunk computing it
         self.cache: dict[str, set[str]] = {}
         self.by_tui: dict[str, list[str]] = defaultdict(list)
         # one seeded order per semantic type, computed once: each target then reads a window of
@@ -398,8 +430,28 @@ class _TargetSets:
     def of(self, i: int) -> dict[str, ConfusionCandidate]:
         hit = self._memo.get(i)
         if hit is None:
-            hit = self._memo[i] = self._compute(i)
+            pending = self._pending.get(i)
+            if pending is None:
+                hit = self._memo[i] = self._compute(i)
+            else:
+                for j, got in pending.get():  # a worker's exception is raised here
+                    self._memo[j] = got
+                    del self._pending[j]
+                hit = self._memo[i]
         return hit
+
+    def known(self, i: int) -> bool:
+        """Computed, or being computed on a worker."""
+        return i in self._memo or i in self._pending
+
+    def send(self, targets: list[int]) -> None:
+        """Have the workers compute these targets' sets, `_CHUNK` targets a message (the
+        pool hands messages out in the order sent)."""
+        for j in range(0, len(targets), _CHUNK):
+            part = targets[j:j + _CHUNK]
+            pending = self.pool.apply_async(_compute_chunk, (part,))
+            for i in part:
+                self._pending[i] = pending
 
     def _compute(self, i: int) -> dict[str, ConfusionCandidate]:
         concepts, hierarchy, lexicon, excluded, k = self.concepts, self.hierarchy, self.lexicon, self.excluded, self.k
@@ -478,6 +530,65 @@ class _TargetSets:
                 if self.one_tier:
                     break
         return out
+
+
+SET_BATCH = 64  # targets per batch sent to the workers (two batches ahead of a tier's reader at most)
+_CHUNK = 4  # targets per message to a worker: a few tens of ms of work at paper scale
+WORKERS_ENV = "MMEDBENCH_ALLOC_WORKERS"
+_MIN_TARGETS_PER_WORKER = 2000  # default worker count: no more workers than this many targets each
+_FORKED: list = []  # the _TargetSets a forked worker computes with (set just before the fork)
+
+
+def set_workers(n_targets: int) -> int:
+    """Worker processes for confusion sets: $MMEDBENCH_ALLOC_WORKERS, else $MMEDBENCH_WORKERS,
+    else the CPUs (1 in a daemonic process or a Dask worker); by default no more than one
+    per `_MIN_TARGETS_PER_WORKER` targets (forking pays off at paper scale, not on the
+    sample), while an explicit count is obeyed."""
+    n = worker_count(WORKERS_ENV)
+    if not explicit_workers(WORKERS_ENV):
+        n = min(n, n_targets // _MIN_TARGETS_PER_WORKER)
+    return max(1, n)
+
+
+def _compute_chunk(targets: list[int]) -> list[tuple[int, dict[str, ConfusionCandidate]]]:
+    """In a forked worker: the sets of these targets, with the structures inherited from the parent."""
+    sets = _FORKED[0]
+    return [(i, sets._compute(i)) for i in targets]
+
+
+@contextmanager
+def computed_on(sets_by_tier: dict[str, LazyTier], workers: int):
+    """Within the block, `lazy_candidates`' tier lists are computed on `workers` processes
+    forked here (after the lexicon, hierarchy and pools exist, which they share
+    copy-on-write), a batch of targets ahead of each tier's reader. A target's sets are a
+    function of the target alone, so the lists are what the in-process path reads, in the
+    same order, whatever the worker count. The pool is terminated on leaving the block,
+    normally (sets computed ahead and never read are dropped) or on an exception (a
+    worker's is re-raised as itself)."""
+    tiers = list(sets_by_tier.values())
+    if workers <= 1 or not tiers:
+        yield
+        return
+    sets = tiers[0]._sets
+    ctx = multiprocessing.get_context("fork")
+    _FORKED[:] = [sets]
+    # frozen objects are never traversed by a worker's cyclic GC, which would otherwise
+    # write to (and so copy) every page of the lexicon and the allocator's structures
+    gc.collect()
+    gc.freeze()
+    try:
+        pool = ctx.Pool(workers, initializer=reset_signals)
+    finally:
+        gc.unfreeze()
+        _FORKED[:] = []
+    sets.pool = pool
+    try:
+        yield
+    finally:
+        sets.pool = None
+        sets._pending.clear()
+        pool.terminate()
+        pool.join()
 
 
 def mean_similarity(sets: list[tuple[str, list[str]]]) -> float:
