@@ -173,28 +173,64 @@ class Lexicon:
         under 1e-9), so a sibling list of thousands costs a few array operations."""
         if not candidates:
             return []
-        words = self.name_words(target)
         ids = np.fromiter((self._index.get(c, -1) for c in candidates), np.int64, len(candidates))
-        if words:
-            wid = np.array(sorted(self._word_id[w] for w in words), np.int64)
-            widf = np.array([self.idf[self._words_list[i]] for i in wid], np.float64)
-            known = np.flatnonzero(ids >= 0)
-            starts, ends = self._ent_off[ids[known]], self._ent_off[ids[known] + 1]
-            lens = ends - starts
-            # every known candidate's entry words, concatenated; then each one's IDF sum over
-            # the target's name words among them
-            flat = np.repeat(starts - np.cumsum(lens) + lens, lens) + np.arange(int(lens.sum()))
-            ew = self._ent_w[flat]
-            pos = np.minimum(np.searchsorted(wid, ew), len(wid) - 1)
-            contrib = np.where(wid[pos] == ew, widf[pos], 0.0)
-            sums = np.zeros(len(ids))
-            sums[known] = np.bincount(np.repeat(np.arange(len(known)), lens), weights=contrib, minlength=len(known))
-            total = _idf_sum(self.idf, words)
-            approx = sums / total if total else sums
-        else:
-            approx = np.zeros(len(ids))
-        maybe = (approx >= threshold - 1e-9).tolist()
+        maybe = (self._approx_coverage(target, ids) >= threshold - 1e-9).tolist()
         return [c for c, m in zip(candidates, maybe) if m and self.coverage(target, c) >= threshold]
+
+    def not_covering(self, target: str, candidates: list[str], threshold: float) -> list[str]:
+        """The candidates, in their order, whose `coverage` of the target is below `threshold`:
+        numpy's sums decide where they are more than 1e-9 from it (they differ from
+        `coverage`'s by rounding only), `coverage` decides the rest."""
+        if not candidates:
+            return []
+        ids = np.fromiter((self._index.get(c, -1) for c in candidates), np.int64, len(candidates))
+        approx = self._approx_coverage(target, ids)
+        sure, unsure = (approx < threshold - 1e-9).tolist(), (approx < threshold + 1e-9).tolist()
+        return [c for c, s, u in zip(candidates, sure, unsure) if s or (u and self.coverage(target, c) < threshold)]
+
+    def covering_ids(self, target: str, ids: np.ndarray, threshold: float) -> list[str]:
+        """`covering` of the concepts with these entry indexes (into `cuis`; all >= 0), given
+        and returned as ids, not strings: a concept's thousands of siblings then cost no
+        Python object each. `threshold` > 0 (a concept without an entry covers nothing)."""
+        if not len(ids):
+            return []
+        maybe = ids[self._approx_coverage(target, ids) >= threshold - 1e-9].tolist()
+        cuis = self.cuis
+        return [cuis[j] for j in maybe if self.coverage(target, cuis[j]) >= threshold]
+
+    def _approx_coverage(self, target: str, ids: np.ndarray) -> np.ndarray:
+        """`coverage` of the target by each entry index in `ids` (-1: no entry, 0), summed in
+        numpy: equal to it up to float64 rounding."""
+        words = self.name_words(target)
+        if not words:
+            return np.zeros(len(ids))
+        wid = np.array(sorted(self._word_id[w] for w in words), np.int64)
+        widf = np.array([self.idf[self._words_list[i]] for i in wid], np.float64)
+        known = np.flatnonzero(ids >= 0)
+        starts, ends = self._ent_off[ids[known]], self._ent_off[ids[known] + 1]
+        lens = ends - starts
+        # every known candidate's entry words, concatenated; then each one's IDF sum over
+        # the target's name words among them
+        flat = np.repeat(starts - np.cumsum(lens) + lens, lens) + np.arange(int(lens.sum()))
+        ew = self._ent_w[flat]
+        pos = np.minimum(np.searchsorted(wid, ew), len(wid) - 1)
+        contrib = np.where(wid[pos] == ew, widf[pos], 0.0)
+        sums = np.zeros(len(ids))
+        sums[known] = np.bincount(np.repeat(np.arange(len(known)), lens), weights=contrib, minlength=len(known))
+        total = _idf_sum(self.idf, words)
+        return sums / total if total else sums
+
+
+def _first_sorted(items: list, keys: list, tiebreak, m: int) -> list:
+    """`sorted(items, key=lambda x: (its key, tiebreak(x)))[:m]`, calling `tiebreak` (a hash)
+    only for the items that can be among the first m: those whose key is at most the m-th
+    smallest."""
+    if m <= 0:
+        return []
+    cut = sorted(keys)[m - 1]
+    near = [(key, tiebreak(x), x) for x, key in zip(items, keys) if key <= cut]
+    near.sort(key=lambda e: (e[0], e[1]))  # stable, as the full sort is
+    return [x for _, _, x in near[:m]]
 
 
 def _idf_sum(idf: dict[str, float], words) -> float:
@@ -300,6 +336,28 @@ class Hierarchy:
     def near(self, a: str, b: str, depth: int) -> bool:
         """True if a and b share an ancestor within `depth` steps of each (or one contains the other)."""
         return not self._near_set(a, depth).isdisjoint(self._near_set(b, depth))
+
+    def sibling_ids(self, cui: str) -> np.ndarray:
+        """`siblings`, as ascending ids (into `cuis`)."""
+        i = self._id.get(cui)
+        if i is None:
+            return np.zeros(0, np.int32)
+        off, val = self._down
+        up_off, up = self._up
+        parents = up[up_off[i]:up_off[i + 1]]
+        if len(parents) == 1:  # the common case: one parent's children, ascending already
+            sib = val[off[parents[0]]:off[parents[0] + 1]]
+        else:
+            sib = np.unique(np.concatenate([val[off[p]:off[p + 1]] for p in parents.tolist()] or [np.zeros(0, np.int32)]))
+        return sib[sib != i]
+
+    @property
+    def cuis(self) -> list[str]:
+        return self._cuis
+
+    def ids_of(self, cuis) -> np.ndarray:
+        """The ids of those of these concepts that are in some link."""
+        return np.array(sorted({self._id[c] for c in cuis if c in self._id}), np.int64)
 
     def siblings(self, cui: str) -> set[str]:
         i = self._id.get(cui)
@@ -426,6 +484,11 @@ class _TargetSets:
         # the open ontologies are nearly all disorders, so there it means another type
         self.by_group = sum(1 for g, n in group_sizes.items() if n >= max(50, len(concepts) // 20)) >= 2
         self.everyone = sorted((c for c in concepts if c not in excluded), key=lambda c: seeded_order(seed, f"easy-pool:{c}"))
+        # per hierarchy id: its entry index in the lexicon (-1: none, or not a possible
+        # distractor: not a concept, or excluded), so that siblings are filtered as arrays
+        index = lexicon._index
+        self.entry_of = np.array([index.get(c, -1) if c in concepts and c not in excluded else -1 for c in hierarchy.cuis],
+                                 np.int64)
 
     def of(self, i: int) -> dict[str, ConfusionCandidate]:
         hit = self._memo.get(i)
@@ -460,8 +523,12 @@ class _TargetSets:
 
         def hard_set(cui, t, order, related):
             # hard: siblings, most similar first; then lexically close concepts of the same type
-            sib = lexicon.covering(cui, [s for s in hierarchy.siblings(cui) if s in concepts and s not in related
-                                         and s not in excluded], HARD_MIN_COVERAGE)
+            # the siblings that are possible distractors and not related, as entry indexes (in
+            # id order: the sort below is a total order, so the order given does not matter)
+            sib_ids = hierarchy.sibling_ids(cui)
+            sib_ids = sib_ids[~np.isin(sib_ids, hierarchy.ids_of(related))]
+            sib_ids = self.entry_of[sib_ids]
+            sib = lexicon.covering_ids(cui, sib_ids[sib_ids >= 0], HARD_MIN_COVERAGE)
             sib.sort(key=lambda s: (-cover(cui, s), -similarity(t, concepts[s], cache), s))
             hard = sib[:k]
             if len(hard) < k:
@@ -490,11 +557,14 @@ class _TargetSets:
                          and concepts[c].tui == t.tui]
             confusers = [c for c in lexicon.covering(cui, confusers, HARD_MIN_COVERAGE)
                          if not hierarchy.near(cui, c, MEDIUM_DEPTH)]
-            far = [c for c in same_type_window(cui, t, order, related) if not hierarchy.near(cui, c, MEDIUM_DEPTH)]
-            others = sorted((c for c in far if cover(cui, c) < MEDIUM_MAX_COVERAGE), key=lambda c: (-similarity(t, concepts[c], cache), order(c)))
             n = min(MEDIUM_CONFUSERS, k - 1)
-            if len(confusers) < n or len(others) < k - n:
+            if len(confusers) < n:
+                return None  # whatever the others are
+            far = [c for c in same_type_window(cui, t, order, related) if not hierarchy.near(cui, c, MEDIUM_DEPTH)]
+            others = lexicon.not_covering(cui, far, MEDIUM_MAX_COVERAGE)
+            if len(others) < k - n:
                 return None
+            others = _first_sorted(others, [-similarity(t, concepts[c], cache) for c in others], order, k - n)
             confusers.sort(key=lambda c: (-cover(cui, c), order(c)))
             return tuple(sorted([*confusers[:n], *others[: k - n]]))
 
