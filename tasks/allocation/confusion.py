@@ -25,6 +25,7 @@ from __future__ import annotations
 import gc
 import math
 import multiprocessing
+import os
 import re
 from collections import Counter, defaultdict
 from contextlib import contextmanager
@@ -35,7 +36,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from common.text import char_shingles, jaccard, word_tokens
-from common.workers import explicit_workers, reset_signals, worker_count
+from common.workers import reset_signals, worker_count
 from tasks.allocation.allocator import seeded_order
 
 EASY_DEPTH = 3
@@ -605,19 +606,18 @@ class _TargetSets:
 SET_BATCH = 64  # targets per batch sent to the workers (two batches ahead of a tier's reader at most)
 _CHUNK = 4  # targets per message to a worker: a few tens of ms of work at paper scale
 WORKERS_ENV = "MMEDBENCH_ALLOC_WORKERS"
-_MIN_TARGETS_PER_WORKER = 2000  # default worker count: no more workers than this many targets each
 _FORKED: list = []  # the _TargetSets a forked worker computes with (set just before the fork)
 
 
-def set_workers(n_targets: int) -> int:
-    """Worker processes for confusion sets: $MMEDBENCH_ALLOC_WORKERS, else $MMEDBENCH_WORKERS,
-    else the CPUs (1 in a daemonic process or a Dask worker); by default no more than one
-    per `_MIN_TARGETS_PER_WORKER` targets (forking pays off at paper scale, not on the
-    sample), while an explicit count is obeyed."""
-    n = worker_count(WORKERS_ENV)
-    if not explicit_workers(WORKERS_ENV):
-        n = min(n, n_targets // _MIN_TARGETS_PER_WORKER)
-    return max(1, n)
+def set_workers() -> int:
+    """Worker processes for confusion sets: $MMEDBENCH_ALLOC_WORKERS (1 in a daemonic
+    process or a Dask worker), else 1. Opt-in: once the sets cost ~1.3 ms a target, two
+    workers at paper scale took more wall time than one (179 vs 131 s, 188 vs 130 CPU s),
+    each worker refilling the memos (title shingles, hierarchy neighbourhoods, entry words)
+    that the in-process path fills once."""
+    if not os.environ.get(WORKERS_ENV, "").strip():
+        return 1
+    return worker_count(WORKERS_ENV)
 
 
 def _compute_chunk(targets: list[int]) -> list[tuple[int, dict[str, ConfusionCandidate]]]:

@@ -276,9 +276,10 @@ def allocate_cells(item_shards: list[str], grounded: list[str], realized: list[s
         entry = concept_entry(entries[cand.target_cui], withheld=real.text)
         return bool(lexicon.words_of(real.text) & lexicon.words_of(f"{entry['title']} {entry['text']}"))
 
-    # the sets ahead of the allocator's reading, on worker processes forked now (they share
-    # the lexicon and hierarchy copy-on-write); the same lists, in the same order, as in-process
-    with computed_on(sets_by_tier, set_workers(len(targets))):
+    # with MMEDBENCH_ALLOC_WORKERS > 1: the sets ahead of the allocator's reading, on worker
+    # processes forked now (sharing the lexicon and hierarchy copy-on-write); the same lists,
+    # in the same order, as in-process
+    with computed_on(sets_by_tier, set_workers()):
         chosen = alloc.allocate_confusion_sets(sets_by_tier, realizer, ["easy", "medium", "hard"], stratum=shares_a_word)
     for k, v in realizer.rejections.items():
         gate_rejections[k] += v
