@@ -10,7 +10,10 @@ import pytest
 
 from common.text import word_tokens
 from tasks.allocation.concept_entries import EntryParts, entry_parts
-from tasks.allocation.confusion import ConceptInfo, Hierarchy, Lexicon, build_candidates, lazy_candidates
+import numpy as np
+
+from tasks.allocation.allocator import seeded_order
+from tasks.allocation.confusion import ConceptInfo, Hierarchy, Lexicon, _first_sorted, build_candidates, lazy_candidates
 from tasks.allocation.stage import ranked_names
 
 
@@ -176,6 +179,48 @@ def test_covering_keeps_exactly_the_candidates_coverage_keeps_in_order(lexicon, 
     common = Lexicon({"A": ["fever"], "B": ["fever cough"], "C": ["fever rash"], "D": ["itch"]}, {"A": ["fever"]})
     assert common.idf["fever"] < 1
     assert common.covering("A", ["D", "C", "B"], 1.0) == ["C", "B"]
+
+
+@pytest.mark.parametrize("threshold", [0.0, 0.2, 0.5, 0.75, 1.0])
+def test_not_covering_and_covering_ids_keep_exactly_what_coverage_decides(lexicon, threshold):
+    cuis = sorted(ENTRIES) + ["nope"]
+    for target in sorted(ENTRIES):
+        cands = [c for c in reversed(cuis) if c != target]
+        assert lexicon.not_covering(target, cands, threshold) == [c for c in cands if lexicon.coverage(target, c) < threshold]
+        if threshold > 0:
+            ids = np.array([lexicon._index[c] for c in cands if c in lexicon._index], np.int64)
+            assert lexicon.covering_ids(target, ids, threshold) == lexicon.covering(target, cands, threshold)
+    two = Lexicon({"A": ["marfan syndrome"], "B": ["syndrome x"], "C": ["marfan"], "D": ["marfan syndrome type 2"],
+                   "E": ["syndrome y"]}, {"A": ["marfan syndrome"]})
+    share = two.idf["marfan"] / (two.idf["marfan"] + two.idf["syndrome"])
+    assert share > 0.5
+    assert two.not_covering("A", ["D", "C", "B"], share) == ["B"]  # at the threshold exactly: covering
+    assert two.not_covering("A", ["D", "C", "B"], share + 1e-10) == ["C", "B"]  # within numpy's tolerance: exact sum
+    assert two.not_covering("A", ["D", "C", "B"], share - 1e-10) == ["B"]
+
+
+def test_first_sorted_is_the_head_of_the_full_sort_and_hashes_only_the_candidates():
+    items = [f"c{i}" for i in range(40)]
+    keys = [-(i % 5) / 4 for i in range(40)]  # many ties: the tie-break decides among them
+    hashed = []
+
+    def tiebreak(x):
+        hashed.append(x)
+        return seeded_order(3, x)
+
+    for m in (0, 1, 3, 8, 9, 40):
+        hashed.clear()
+        full = sorted(items, key=lambda x: (keys[items.index(x)], seeded_order(3, x)))
+        assert _first_sorted(items, keys, tiebreak, m) == full[:m]
+        assert len(hashed) == (0 if m == 0 else 8 if m <= 8 else 16 if m <= 16 else 40)
+
+
+def test_sibling_ids_are_the_siblings():
+    h = Hierarchy([("B", "A"), ("C", "A"), ("D", "B"), ("E", "C"), ("E", "B"), ("F", "Z"), ("G", "B")])
+    for c in ["A", "B", "C", "D", "E", "G", "Q"]:
+        assert [h.cuis[i] for i in h.sibling_ids(c).tolist()] == sorted(h.siblings(c), key=h.cuis.index)
+    assert [h.cuis[i] for i in h.sibling_ids("E").tolist()] == sorted(["D", "G"], key=h.cuis.index)  # two parents
+    assert h.ids_of(["D", "Q", "B"]).tolist() == sorted([h.cuis.index("D"), h.cuis.index("B")])
 
 
 _SEED_PROBE = """

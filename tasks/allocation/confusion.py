@@ -22,9 +22,13 @@ Pure functions over small in-memory maps; the caller decides which sets to keep.
 """
 from __future__ import annotations
 
+import gc
 import math
+import multiprocessing
+import os
 import re
 from collections import Counter, defaultdict
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
@@ -32,6 +36,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from common.text import char_shingles, jaccard, word_tokens
+from common.workers import reset_signals, worker_count
 from tasks.allocation.allocator import seeded_order
 
 EASY_DEPTH = 3
@@ -169,28 +174,64 @@ class Lexicon:
         under 1e-9), so a sibling list of thousands costs a few array operations."""
         if not candidates:
             return []
-        words = self.name_words(target)
         ids = np.fromiter((self._index.get(c, -1) for c in candidates), np.int64, len(candidates))
-        if words:
-            wid = np.array(sorted(self._word_id[w] for w in words), np.int64)
-            widf = np.array([self.idf[self._words_list[i]] for i in wid], np.float64)
-            known = np.flatnonzero(ids >= 0)
-            starts, ends = self._ent_off[ids[known]], self._ent_off[ids[known] + 1]
-            lens = ends - starts
-            # every known candidate's entry words, concatenated; then each one's IDF sum over
-            # the target's name words among them
-            flat = np.repeat(starts - np.cumsum(lens) + lens, lens) + np.arange(int(lens.sum()))
-            ew = self._ent_w[flat]
-            pos = np.minimum(np.searchsorted(wid, ew), len(wid) - 1)
-            contrib = np.where(wid[pos] == ew, widf[pos], 0.0)
-            sums = np.zeros(len(ids))
-            sums[known] = np.bincount(np.repeat(np.arange(len(known)), lens), weights=contrib, minlength=len(known))
-            total = _idf_sum(self.idf, words)
-            approx = sums / total if total else sums
-        else:
-            approx = np.zeros(len(ids))
-        maybe = (approx >= threshold - 1e-9).tolist()
+        maybe = (self._approx_coverage(target, ids) >= threshold - 1e-9).tolist()
         return [c for c, m in zip(candidates, maybe) if m and self.coverage(target, c) >= threshold]
+
+    def not_covering(self, target: str, candidates: list[str], threshold: float) -> list[str]:
+        """The candidates, in their order, whose `coverage` of the target is below `threshold`:
+        numpy's sums decide where they are more than 1e-9 from it (they differ from
+        `coverage`'s by rounding only), `coverage` decides the rest."""
+        if not candidates:
+            return []
+        ids = np.fromiter((self._index.get(c, -1) for c in candidates), np.int64, len(candidates))
+        approx = self._approx_coverage(target, ids)
+        sure, unsure = (approx < threshold - 1e-9).tolist(), (approx < threshold + 1e-9).tolist()
+        return [c for c, s, u in zip(candidates, sure, unsure) if s or (u and self.coverage(target, c) < threshold)]
+
+    def covering_ids(self, target: str, ids: np.ndarray, threshold: float) -> list[str]:
+        """`covering` of the concepts with these entry indexes (into `cuis`; all >= 0), given
+        and returned as ids, not strings: a concept's thousands of siblings then cost no
+        Python object each. `threshold` > 0 (a concept without an entry covers nothing)."""
+        if not len(ids):
+            return []
+        maybe = ids[self._approx_coverage(target, ids) >= threshold - 1e-9].tolist()
+        cuis = self.cuis
+        return [cuis[j] for j in maybe if self.coverage(target, cuis[j]) >= threshold]
+
+    def _approx_coverage(self, target: str, ids: np.ndarray) -> np.ndarray:
+        """`coverage` of the target by each entry index in `ids` (-1: no entry, 0), summed in
+        numpy: equal to it up to float64 rounding."""
+        words = self.name_words(target)
+        if not words:
+            return np.zeros(len(ids))
+        wid = np.array(sorted(self._word_id[w] for w in words), np.int64)
+        widf = np.array([self.idf[self._words_list[i]] for i in wid], np.float64)
+        known = np.flatnonzero(ids >= 0)
+        starts, ends = self._ent_off[ids[known]], self._ent_off[ids[known] + 1]
+        lens = ends - starts
+        # every known candidate's entry words, concatenated; then each one's IDF sum over
+        # the target's name words among them
+        flat = np.repeat(starts - np.cumsum(lens) + lens, lens) + np.arange(int(lens.sum()))
+        ew = self._ent_w[flat]
+        pos = np.minimum(np.searchsorted(wid, ew), len(wid) - 1)
+        contrib = np.where(wid[pos] == ew, widf[pos], 0.0)
+        sums = np.zeros(len(ids))
+        sums[known] = np.bincount(np.repeat(np.arange(len(known)), lens), weights=contrib, minlength=len(known))
+        total = _idf_sum(self.idf, words)
+        return sums / total if total else sums
+
+
+def _first_sorted(items: list, keys: list, tiebreak, m: int) -> list:
+    """`sorted(items, key=lambda x: (its key, tiebreak(x)))[:m]`, calling `tiebreak` (a hash)
+    only for the items that can be among the first m: those whose key is at most the m-th
+    smallest."""
+    if m <= 0:
+        return []
+    cut = sorted(keys)[m - 1]
+    near = [(key, tiebreak(x), x) for x, key in zip(items, keys) if key <= cut]
+    near.sort(key=lambda e: (e[0], e[1]))  # stable, as the full sort is
+    return [x for _, _, x in near[:m]]
 
 
 def _idf_sum(idf: dict[str, float], words) -> float:
@@ -297,6 +338,28 @@ class Hierarchy:
         """True if a and b share an ancestor within `depth` steps of each (or one contains the other)."""
         return not self._near_set(a, depth).isdisjoint(self._near_set(b, depth))
 
+    def sibling_ids(self, cui: str) -> np.ndarray:
+        """`siblings`, as ascending ids (into `cuis`)."""
+        i = self._id.get(cui)
+        if i is None:
+            return np.zeros(0, np.int32)
+        off, val = self._down
+        up_off, up = self._up
+        parents = up[up_off[i]:up_off[i + 1]]
+        if len(parents) == 1:  # the common case: one parent's children, ascending already
+            sib = val[off[parents[0]]:off[parents[0] + 1]]
+        else:
+            sib = np.unique(np.concatenate([val[off[p]:off[p + 1]] for p in parents.tolist()] or [np.zeros(0, np.int32)]))
+        return sib[sib != i]
+
+    @property
+    def cuis(self) -> list[str]:
+        return self._cuis
+
+    def ids_of(self, cuis) -> np.ndarray:
+        """The ids of those of these concepts that are in some link."""
+        return np.array(sorted({self._id[c] for c in cuis if c in self._id}), np.int64)
+
     def siblings(self, cui: str) -> set[str]:
         i = self._id.get(cui)
         if i is None:
@@ -355,17 +418,22 @@ TIERS = ("easy", "medium", "hard")
 
 class LazyTier:
     """One tier's sets in seeded order, computed as they are read (and kept: every language
-    re-reads the lists from the start)."""
+    re-reads the lists from the start). With worker processes (`computed_on`), the targets
+    ahead of the reader are computed on them a batch at a time, one batch ahead."""
 
     def __init__(self, tier: str, order: list[int], sets: "_TargetSets"):
         self.tier, self._order, self._sets = tier, order, sets
         self._pos = 0
         self._done: list[ConfusionCandidate] = []
+        self._sent = 0  # positions of `_order` before this one are computed or on the workers
+        self._mark = 0  # where the batch sent last starts: reaching it sends the next one
 
     def __iter__(self):
         i = 0
         while True:
             while i >= len(self._done) and self._pos < len(self._order):
+                if self._sets.pool is not None and self._pos >= self._mark:
+                    self._send()
                 got = self._sets.of(self._order[self._pos]).get(self.tier)
                 self._pos += 1
                 if got is not None:
@@ -375,6 +443,26 @@ class LazyTier:
             yield self._done[i]
             i += 1
 
+    def _send(self) -> None:
+        """Send the workers the next batch of targets nobody has computed or sent, and keep one
+        batch in flight beyond the one being read (the reader then rarely waits). At most two
+        batches per tier are computed and never read, where the allocator stops."""
+        sets = self._sets
+        if self._sent <= self._pos:  # nothing sent ahead: send the batch to read now
+            self._sent = self._pos
+            self._send_batch()
+        self._mark = self._sent
+        self._send_batch()  # and the next, computed while the reader reads the first
+
+    def _send_batch(self) -> None:
+        sets, batch = self._sets, []
+        while self._sent < len(self._order) and len(batch) < sets.batch:
+            i = self._order[self._sent]
+            if not sets.known(i):
+                batch.append(i)
+            self._sent += 1
+        sets.send(batch)
+
 
 class _TargetSets:
     """The sets of each target (by its index in `targets`), memoised."""
@@ -383,6 +471,9 @@ class _TargetSets:
         self.concepts, self.hierarchy, self.k, self.seed = concepts, hierarchy, k, seed
         self.targets, self.lexicon, self.one_tier, self.excluded = targets, lexicon, one_tier_per_target, excluded
         self._memo: dict[int, dict[str, ConfusionCandidate]] = {}
+        self.pool = None  # worker processes (`computed_on`), or None: computed here when read
+        self.batch = SET_BATCH
+        self._pending: dict[int, object] = {}  # target -> the AsyncResult of the chunk computing it
         self.cache: dict[str, set[str]] = {}
         self.by_tui: dict[str, list[str]] = defaultdict(list)
         # one seeded order per semantic type, computed once: each target then reads a window of
@@ -394,12 +485,37 @@ class _TargetSets:
         # the open ontologies are nearly all disorders, so there it means another type
         self.by_group = sum(1 for g, n in group_sizes.items() if n >= max(50, len(concepts) // 20)) >= 2
         self.everyone = sorted((c for c in concepts if c not in excluded), key=lambda c: seeded_order(seed, f"easy-pool:{c}"))
+        # per hierarchy id: its entry index in the lexicon (-1: none, or not a possible
+        # distractor: not a concept, or excluded), so that siblings are filtered as arrays
+        index = lexicon._index
+        self.entry_of = np.array([index.get(c, -1) if c in concepts and c not in excluded else -1 for c in hierarchy.cuis],
+                                 np.int64)
 
     def of(self, i: int) -> dict[str, ConfusionCandidate]:
         hit = self._memo.get(i)
         if hit is None:
-            hit = self._memo[i] = self._compute(i)
+            pending = self._pending.get(i)
+            if pending is None:
+                hit = self._memo[i] = self._compute(i)
+            else:
+                for j, got in pending.get():  # a worker's exception is raised here
+                    self._memo[j] = got
+                    del self._pending[j]
+                hit = self._memo[i]
         return hit
+
+    def known(self, i: int) -> bool:
+        """Computed, or being computed on a worker."""
+        return i in self._memo or i in self._pending
+
+    def send(self, targets: list[int]) -> None:
+        """Have the workers compute these targets' sets, `_CHUNK` targets a message (the
+        pool hands messages out in the order sent)."""
+        for j in range(0, len(targets), _CHUNK):
+            part = targets[j:j + _CHUNK]
+            pending = self.pool.apply_async(_compute_chunk, (part,))
+            for i in part:
+                self._pending[i] = pending
 
     def _compute(self, i: int) -> dict[str, ConfusionCandidate]:
         concepts, hierarchy, lexicon, excluded, k = self.concepts, self.hierarchy, self.lexicon, self.excluded, self.k
@@ -408,8 +524,12 @@ class _TargetSets:
 
         def hard_set(cui, t, order, related):
             # hard: siblings, most similar first; then lexically close concepts of the same type
-            sib = lexicon.covering(cui, [s for s in hierarchy.siblings(cui) if s in concepts and s not in related
-                                         and s not in excluded], HARD_MIN_COVERAGE)
+            # the siblings that are possible distractors and not related, as entry indexes (in
+            # id order: the sort below is a total order, so the order given does not matter)
+            sib_ids = hierarchy.sibling_ids(cui)
+            sib_ids = sib_ids[~np.isin(sib_ids, hierarchy.ids_of(related))]
+            sib_ids = self.entry_of[sib_ids]
+            sib = lexicon.covering_ids(cui, sib_ids[sib_ids >= 0], HARD_MIN_COVERAGE)
             sib.sort(key=lambda s: (-cover(cui, s), -similarity(t, concepts[s], cache), s))
             hard = sib[:k]
             if len(hard) < k:
@@ -438,11 +558,14 @@ class _TargetSets:
                          and concepts[c].tui == t.tui]
             confusers = [c for c in lexicon.covering(cui, confusers, HARD_MIN_COVERAGE)
                          if not hierarchy.near(cui, c, MEDIUM_DEPTH)]
-            far = [c for c in same_type_window(cui, t, order, related) if not hierarchy.near(cui, c, MEDIUM_DEPTH)]
-            others = sorted((c for c in far if cover(cui, c) < MEDIUM_MAX_COVERAGE), key=lambda c: (-similarity(t, concepts[c], cache), order(c)))
             n = min(MEDIUM_CONFUSERS, k - 1)
-            if len(confusers) < n or len(others) < k - n:
+            if len(confusers) < n:
+                return None  # whatever the others are
+            far = [c for c in same_type_window(cui, t, order, related) if not hierarchy.near(cui, c, MEDIUM_DEPTH)]
+            others = lexicon.not_covering(cui, far, MEDIUM_MAX_COVERAGE)
+            if len(others) < k - n:
                 return None
+            others = _first_sorted(others, [-similarity(t, concepts[c], cache) for c in others], order, k - n)
             confusers.sort(key=lambda c: (-cover(cui, c), order(c)))
             return tuple(sorted([*confusers[:n], *others[: k - n]]))
 
@@ -478,6 +601,64 @@ class _TargetSets:
                 if self.one_tier:
                     break
         return out
+
+
+SET_BATCH = 64  # targets per batch sent to the workers (two batches ahead of a tier's reader at most)
+_CHUNK = 4  # targets per message to a worker: a few tens of ms of work at paper scale
+WORKERS_ENV = "MMEDBENCH_ALLOC_WORKERS"
+_FORKED: list = []  # the _TargetSets a forked worker computes with (set just before the fork)
+
+
+def set_workers() -> int:
+    """Worker processes for confusion sets: $MMEDBENCH_ALLOC_WORKERS (1 in a daemonic
+    process or a Dask worker), else 1. Opt-in: once the sets cost ~1.3 ms a target, two
+    workers at paper scale took more wall time than one (179 vs 131 s, 188 vs 130 CPU s),
+    each worker refilling the memos (title shingles, hierarchy neighbourhoods, entry words)
+    that the in-process path fills once."""
+    if not os.environ.get(WORKERS_ENV, "").strip():
+        return 1
+    return worker_count(WORKERS_ENV)
+
+
+def _compute_chunk(targets: list[int]) -> list[tuple[int, dict[str, ConfusionCandidate]]]:
+    """In a forked worker: the sets of these targets, with the structures inherited from the parent."""
+    sets = _FORKED[0]
+    return [(i, sets._compute(i)) for i in targets]
+
+
+@contextmanager
+def computed_on(sets_by_tier: dict[str, LazyTier], workers: int):
+    """Within the block, `lazy_candidates`' tier lists are computed on `workers` processes
+    forked here (after the lexicon, hierarchy and pools exist, which they share
+    copy-on-write), a batch of targets ahead of each tier's reader. A target's sets are a
+    function of the target alone, so the lists are what the in-process path reads, in the
+    same order, whatever the worker count. The pool is terminated on leaving the block,
+    normally (sets computed ahead and never read are dropped) or on an exception (a
+    worker's is re-raised as itself)."""
+    tiers = list(sets_by_tier.values())
+    if workers <= 1 or not tiers:
+        yield
+        return
+    sets = tiers[0]._sets
+    ctx = multiprocessing.get_context("fork")
+    _FORKED[:] = [sets]
+    # frozen objects are never traversed by a worker's cyclic GC, which would otherwise
+    # write to (and so copy) every page of the lexicon and the allocator's structures
+    gc.collect()
+    gc.freeze()
+    try:
+        pool = ctx.Pool(workers, initializer=reset_signals)
+    finally:
+        gc.unfreeze()
+        _FORKED[:] = []
+    sets.pool = pool
+    try:
+        yield
+    finally:
+        sets.pool = None
+        sets._pending.clear()
+        pool.terminate()
+        pool.join()
 
 
 def mean_similarity(sets: list[tuple[str, list[str]]]) -> float:

@@ -13,7 +13,7 @@ import pyarrow.parquet as pq
 from schemas.config import Language
 from tasks.allocation.allocator import Allocator, Candidate, Realization, seeded_order
 from tasks.allocation.concept_entries import EntryParts, concept_entry, english_queries, entry_parts, first_fair_query
-from tasks.allocation.confusion import ConceptInfo, Hierarchy, Lexicon, lazy_candidates
+from tasks.allocation.confusion import ConceptInfo, Hierarchy, Lexicon, computed_on, lazy_candidates, set_workers
 from tasks.translation.gates import text_gates, translation_gates
 from tasks.translation.memory import TranslationMemory
 from tasks.translation.stage import PROVENANCE_OF_STATUS
@@ -276,7 +276,11 @@ def allocate_cells(item_shards: list[str], grounded: list[str], realized: list[s
         entry = concept_entry(entries[cand.target_cui], withheld=real.text)
         return bool(lexicon.words_of(real.text) & lexicon.words_of(f"{entry['title']} {entry['text']}"))
 
-    chosen = alloc.allocate_confusion_sets(sets_by_tier, realizer, ["easy", "medium", "hard"], stratum=shares_a_word)
+    # with MMEDBENCH_ALLOC_WORKERS > 1: the sets ahead of the allocator's reading, on worker
+    # processes forked now (sharing the lexicon and hierarchy copy-on-write); the same lists,
+    # in the same order, as in-process
+    with computed_on(sets_by_tier, set_workers()):
+        chosen = alloc.allocate_confusion_sets(sets_by_tier, realizer, ["easy", "medium", "hard"], stratum=shares_a_word)
     for k, v in realizer.rejections.items():
         gate_rejections[k] += v
 

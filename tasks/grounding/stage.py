@@ -23,8 +23,6 @@ import json
 import multiprocessing
 import os
 import re
-import signal
-import sys
 import threading
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
@@ -41,8 +39,8 @@ from tasks.grounding.grounder import Grounder
 from tasks.grounding.normalize import fold_term
 from tasks.grounding.params import params_for
 from tasks.grounding.quickumls_index import _stopwords, index_built, quickumls_index
-from common.errors import InputError
 from common.parquet import write_parquet
+from common.workers import explicit_workers, reset_signals, worker_count
 
 # nltk and quickumls are imported here, up front, in the importing thread: nltk's lazy
 # submodule imports are not thread-safe ("partially initialized module 'nltk'") and
@@ -252,31 +250,10 @@ _FORKED: list = []  # the grounders a forked worker uses, by index (set just bef
 
 
 def ground_workers() -> int:
-    """Worker processes for grounding: $MMEDBENCH_GROUND_WORKERS, else the CPUs this process
-    may run on. 1 (in-process) inside a daemonic process or a Dask worker: daemonic
-    processes may not fork workers, and on Dask the parallelism is Dask's own workers."""
-    raw = os.environ.get(WORKERS_ENV, "").strip()
-    if raw:
-        if not raw.isdigit() or int(raw) < 1:
-            raise InputError(WORKERS_ENV, f"expected a whole number of worker processes >= 1, got {raw!r}")
-        n = int(raw)
-    else:
-        n = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    if n > 1 and (multiprocessing.current_process().daemon or _in_dask_worker()):
-        return 1
-    return n
-
-
-def _in_dask_worker() -> bool:
-    if "distributed" not in sys.modules:
-        return False
-    try:
-        from distributed import get_worker
-
-        get_worker()
-        return True
-    except (ImportError, ValueError):
-        return False
+    """Worker processes for grounding: $MMEDBENCH_GROUND_WORKERS, else $MMEDBENCH_WORKERS,
+    else the CPUs this process may run on. 1 (in-process) inside a daemonic process or a
+    Dask worker (`common.workers.worker_count`)."""
+    return worker_count(WORKERS_ENV)
 
 
 def _worker_init() -> None:
@@ -285,10 +262,7 @@ def _worker_init() -> None:
     processes moving one file offset would read each other's pages)."""
     from tasks.grounding import matchers
 
-    # the parent's SIGTERM handler (Prefect's raises TerminationSignal) must not run in a
-    # worker: the pool's own shutdown would print its traceback
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    reset_signals()
     matchers._SUDACHI_LOCK = threading.Lock()
     for grounder in _FORKED:
         if grounder.fuzzy is not None:
@@ -333,13 +307,7 @@ PREBUILD_MIN_ATOMS = 200_000
 def _build_index(atoms_path: str, lang_json: str, cache_root: str) -> None:
     """In a helper process: build one QuickUMLS index. A failure is left to the parent, which
     builds (and reports on) an index it finds missing."""
-    try:
-        import ctypes
-
-        ctypes.CDLL("libc.so.6").prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG: go with the parent
-    except (OSError, AttributeError):
-        pass
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    reset_signals()  # and it dies with the parent
     try:
         quickumls_index(Path(atoms_path), Language.model_validate_json(lang_json), Path(cache_root))
     except BaseException:  # noqa: BLE001
@@ -381,7 +349,7 @@ def ground_texts(requests: list[tuple[str, str]], vocab: dict, languages: dict[s
     codes = sorted({c for c, _t in unique})
     keys = {c: _args(vocab, languages, c, cache_root, threshold, window) for c in codes}
     n = ground_workers() if workers is None else workers
-    if workers is None and not os.environ.get(WORKERS_ENV, "").strip():
+    if workers is None and not explicit_workers(WORKERS_ENV):
         # by default a second process only pays off past a few hundred texts (forking and
         # reopening the index cost about a second); an explicit worker count is obeyed
         n = min(n, len(unique) // _MIN_TEXTS_PER_WORKER)

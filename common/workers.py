@@ -1,0 +1,63 @@
+"""How many worker processes a stage may fork, and what a forked worker does first.
+
+Stages that fork (grounding, confusion sets) share one rule: the stage's own variable
+(e.g. MMEDBENCH_GROUND_WORKERS), else MMEDBENCH_WORKERS, else the CPUs this process may
+run on; always 1 inside a daemonic process or a Dask worker (daemonic processes may not
+have children, and on Dask the parallelism is Dask's own workers)."""
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+import sys
+
+from common.errors import InputError
+
+WORKERS_ENV = "MMEDBENCH_WORKERS"
+
+
+def explicit_workers(env: str | None = None) -> bool:
+    """Did the user set a worker count (the stage's variable or MMEDBENCH_WORKERS)?"""
+    return any(os.environ.get(e, "").strip() for e in (env, WORKERS_ENV) if e)
+
+
+def worker_count(env: str | None = None) -> int:
+    for name in (env, WORKERS_ENV):
+        raw = os.environ.get(name, "").strip() if name else ""
+        if raw:
+            if not raw.isdigit() or int(raw) < 1:
+                raise InputError(name, f"expected a whole number of worker processes >= 1, got {raw!r}")
+            n = int(raw)
+            break
+    else:
+        n = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    if n > 1 and (multiprocessing.current_process().daemon or in_dask_worker()):
+        return 1
+    return n
+
+
+def in_dask_worker() -> bool:
+    if "distributed" not in sys.modules:
+        return False
+    try:
+        from distributed import get_worker
+
+        get_worker()
+        return True
+    except (ImportError, ValueError):
+        return False
+
+
+def reset_signals() -> None:
+    """In a worker process: the parent's SIGTERM handler (Prefect's raises TerminationSignal)
+    must not run in a worker, where the pool's own shutdown would print its traceback;
+    Ctrl-C is the parent's to handle; and a worker goes when its parent does (a SIGKILLed
+    build must not leave workers behind: PR_SET_PDEATHSIG, Linux only)."""
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6").prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):  # not Linux / glibc
+        pass
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)

@@ -1,0 +1,136 @@
+"""Confusion sets computed on forked workers (`confusion.computed_on`): exactly the lists
+the in-process path reads, in the same order, whatever the worker count and batch size,
+read partially or whole; a worker's exception surfaces as itself and leaves no process."""
+from __future__ import annotations
+
+import itertools
+import multiprocessing
+import os
+
+import pytest
+
+from common.errors import InputError
+
+from tasks.allocation import confusion
+from tasks.allocation.allocator import Allocator, Realization
+from tasks.allocation.confusion import build_candidates, computed_on, lazy_candidates, set_workers
+from tests.test_confusion_tiers import K, lexicon_of, synthetic_vocabulary
+
+SEED = 11
+
+
+@pytest.fixture(scope="module")
+def vocab():
+    concepts, hierarchy = synthetic_vocabulary()
+    targets = sorted(concepts)
+    lex = lexicon_of(concepts)
+    eager = build_candidates(concepts, hierarchy, K, SEED, targets, lex, one_tier_per_target=True)
+    return concepts, hierarchy, targets, lex, eager
+
+
+def _lazy(vocab, batch):
+    concepts, hierarchy, targets, lex, _ = vocab
+    lazy = lazy_candidates(concepts, hierarchy, K, SEED, targets, lex, one_tier_per_target=True)
+    lazy["easy"]._sets.batch = batch
+    return lazy
+
+
+def test_the_crafted_vocabulary_has_sets_in_every_tier(vocab):
+    eager = vocab[4]
+    assert len(vocab[2]) == 62
+    assert {t: len(v) for t, v in eager.items()} == {"easy": 50, "medium": 4, "hard": 8}
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+@pytest.mark.parametrize("batch", [1, 3, 64])
+def test_pool_sets_equal_the_in_process_sets_read_partially_then_whole(vocab, workers, batch, monkeypatch):
+    eager = vocab[4]
+    lazy = _lazy(vocab, batch)
+    sets = lazy["easy"]._sets
+    with computed_on(lazy, workers):
+        assert (sets.pool is not None) == (workers > 1)
+        if workers > 1:
+            # everything is computed on the workers: the parent's own `_compute` is never called
+            monkeypatch.setattr(confusion._TargetSets, "_compute", lambda self, i: pytest.fail("computed in the parent"))
+        # an early stop (the allocator stops once a cell is full) inside the first batch and
+        # across a batch boundary, in an interleaving of tiers, then whole lists twice
+        assert list(itertools.islice(lazy["hard"], 1)) == eager["hard"][:1]
+        assert list(itertools.islice(lazy["easy"], 9)) == eager["easy"][:9]
+        if workers > 1:
+            # no more than two batches of targets computed ahead of each tier's reader
+            ahead = sum(1 for i in range(len(vocab[2])) if sets.known(i))
+            read = len({i for t in lazy.values() for i in t._order[:t._pos]})
+            assert read < ahead <= read + 2 * 2 * batch
+        assert list(itertools.islice(lazy["medium"], 2)) == eager["medium"][:2]
+        for _ in range(2):
+            got = {t: list(v) for t, v in lazy.items()}
+            assert got == eager
+            assert [c.distractor_cuis for c in got["hard"]] == [c.distractor_cuis for c in eager["hard"]]
+    assert sets.pool is None and multiprocessing.active_children() == []
+
+
+def test_allocator_picks_the_same_sets_with_one_and_two_workers(vocab):
+    concepts = vocab[0]
+    picked = {}
+    for workers in (1, 2):
+        lazy = _lazy(vocab, 2)
+        alloc = Allocator({("cd", "en"): 6, ("cd", "fr"): 6}, ["en", "fr"], {"en": 3, "fr": 3}, 0.9, 64, SEED)
+        realize = lambda cui, lang: Realization(f"{concepts[cui].name} ({lang})", "terminology")  # noqa: E731
+        with computed_on(lazy, workers):
+            chosen = alloc.allocate_confusion_sets(lazy, realize, ["easy", "medium", "hard"],
+                                                   stratum=lambda cand, real: "thyroid" in real.text)
+        picked[workers] = [(a.id, a.text, c.tier, c.distractor_cuis) for a, c in chosen]
+    assert len(picked[1]) == 9 and {p[0][3:5] for p in picked[1]} == {"en", "fr"}
+    assert picked[1] == picked[2]
+
+
+class Boom(ValueError):
+    pass
+
+
+def test_a_worker_exception_is_raised_as_itself_and_leaves_no_process(vocab, monkeypatch):
+    parent = os.getpid()
+    real = confusion._TargetSets._compute
+
+    def compute(self, i):
+        if i == 7:
+            raise Boom(f"target {i} in process {os.getpid()}")
+        return real(self, i)
+
+    monkeypatch.setattr(confusion._TargetSets, "_compute", compute)  # before the fork: the workers have it
+    lazy = _lazy(vocab, 3)
+    with pytest.raises(Boom, match="target 7 in process") as err:
+        with computed_on(lazy, 2):
+            for tier in lazy.values():
+                list(tier)
+    assert f"process {parent}" not in str(err.value)  # raised in a worker, re-raised here
+    assert multiprocessing.active_children() == []
+
+
+def test_an_exception_in_the_reader_terminates_the_workers(vocab):
+    lazy = _lazy(vocab, 3)
+    with pytest.raises(KeyboardInterrupt):
+        with computed_on(lazy, 2):
+            assert len(multiprocessing.active_children()) == 2
+            next(iter(lazy["easy"]))
+            raise KeyboardInterrupt
+    assert multiprocessing.active_children() == []
+    # the lists still read in-process afterwards, the same sets
+    assert {t: list(v) for t, v in lazy.items()} == vocab[4]
+
+
+def test_worker_count(monkeypatch):
+    for name in (confusion.WORKERS_ENV, "MMEDBENCH_WORKERS"):
+        monkeypatch.delenv(name, raising=False)
+    assert set_workers() == 1  # opt-in: one worker was faster at paper scale
+    monkeypatch.setenv("MMEDBENCH_WORKERS", "3")
+    assert set_workers() == 1  # the general knob is grounding's, not this one
+    monkeypatch.setenv(confusion.WORKERS_ENV, "2")
+    assert set_workers() == 2
+    monkeypatch.setenv(confusion.WORKERS_ENV, "0")
+    with pytest.raises(InputError, match="MMEDBENCH_ALLOC_WORKERS.*whole number"):
+        set_workers()
+    monkeypatch.setenv(confusion.WORKERS_ENV, "2")
+    monkeypatch.setattr(multiprocessing.current_process(), "_config",
+                        {**multiprocessing.current_process()._config, "daemon": True})
+    assert set_workers() == 1
