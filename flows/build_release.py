@@ -10,7 +10,7 @@ from prefect import flow, get_run_logger
 
 from schemas.config import LoadedConfig, load_config
 from common.errors import InputError, error_result
-import tasks.grounding.stage  # heavy imports once, in this thread, before tasks run on a pool
+import sys
 from flows import prefect_tasks as pt
 from flows import progress
 from flows.inputs import input_files as _input_files
@@ -109,7 +109,8 @@ def run_stages(loaded: LoadedConfig, work: str, runs: Counter, targets: list[str
     grounded = [runs.future(f) for f in ground_futures]
     # the grounders (GBs at full scale) are not needed past this point; with a Dask runner
     # they live in the workers and go with them
-    tasks.grounding.stage.drop_grounders()
+    if "tasks.grounding.stage" in sys.modules:  # imported only when a shard was grounded
+        sys.modules["tasks.grounding.stage"].drop_grounders()
     realized = [runs.future(f) for f in realize_futures]
     alloc_params = dict(
         item_shards=src["shards"], grounded=grounded, realized=realized, vocab=vocab, languages=langs, memory=memory,

@@ -14,6 +14,7 @@ from __future__ import annotations
 import functools
 import inspect
 from pathlib import Path
+import threading
 
 from prefect import task
 
@@ -75,9 +76,23 @@ def load_sources(out, *, sources, background, languages, shard_size, work_dir):
     return run(sources, background, languages, shard_size, out)
 
 
+_GROUNDING_IMPORT = threading.Lock()
+
+
+def grounding_stage():
+    """tasks.grounding.stage, imported on first use and by one thread at a time: nltk's lazy
+    submodule imports are not thread-safe ("partially initialized module 'nltk'") and shards
+    are grounded on a thread pool. Not at flow start: its imports (spaCy, QuickUMLS, nltk)
+    are 5 s of a 33 s rebuild at paper scale in which every ground task comes from the cache."""
+    with _GROUNDING_IMPORT:
+        import tasks.grounding.stage as grounding
+
+    return grounding
+
+
 @stage("ground")
 def ground_shard(out, *, shard, corpus, vocab, languages, key_groups, min_score, threshold, window, work_dir):
-    from tasks.grounding.stage import ground_shard as run
+    run = grounding_stage().ground_shard
 
     return run(shard, corpus, vocab, languages, key_groups, min_score, threshold, window,
                str(Path(work_dir) / "indexes"), str(out / Path(shard).name))
