@@ -6,6 +6,7 @@ run on; always 1 inside a daemonic process or a Dask worker (daemonic processes 
 have children, and on Dask the parallelism is Dask's own workers)."""
 from __future__ import annotations
 
+import gc
 import multiprocessing
 import os
 import signal
@@ -61,3 +62,16 @@ def reset_signals() -> None:
         pass
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def fork_pool(workers: int, initializer=reset_signals):
+    """A fork pool whose workers share this process's objects copy-on-write. Frozen objects
+    are never traversed by a worker's cyclic GC, which would otherwise write to (and so
+    copy) every page of them."""
+    ctx = multiprocessing.get_context("fork")
+    gc.collect()
+    gc.freeze()
+    try:
+        return ctx.Pool(workers, initializer=initializer)
+    finally:
+        gc.unfreeze()

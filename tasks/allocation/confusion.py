@@ -22,9 +22,7 @@ Pure functions over small in-memory maps; the caller decides which sets to keep.
 """
 from __future__ import annotations
 
-import gc
 import math
-import multiprocessing
 import os
 import re
 from collections import Counter, defaultdict
@@ -36,7 +34,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from common.text import char_shingles, jaccard, word_tokens
-from common.workers import reset_signals, worker_count
+from common.workers import fork_pool, worker_count
 from tasks.allocation.allocator import seeded_order
 
 EASY_DEPTH = 3
@@ -640,16 +638,10 @@ def computed_on(sets_by_tier: dict[str, LazyTier], workers: int):
         yield
         return
     sets = tiers[0]._sets
-    ctx = multiprocessing.get_context("fork")
     _FORKED[:] = [sets]
-    # frozen objects are never traversed by a worker's cyclic GC, which would otherwise
-    # write to (and so copy) every page of the lexicon and the allocator's structures
-    gc.collect()
-    gc.freeze()
     try:
-        pool = ctx.Pool(workers, initializer=reset_signals)
+        pool = fork_pool(workers)  # the lexicon and the allocator's structures, shared
     finally:
-        gc.unfreeze()
         _FORKED[:] = []
     sets.pool = pool
     try:

@@ -40,7 +40,7 @@ from tasks.grounding.normalize import fold_term
 from tasks.grounding.params import params_for
 from tasks.grounding.quickumls_index import _stopwords, index_built, quickumls_index
 from common.parquet import write_parquet
-from common.workers import explicit_workers, reset_signals, worker_count
+from common.workers import explicit_workers, fork_pool, reset_signals, worker_count
 
 # nltk and quickumls are imported here, up front, in the importing thread: nltk's lazy
 # submodule imports are not thread-safe ("partially initialized module 'nltk'") and
@@ -278,16 +278,10 @@ def _pool_ground(grounders: list[Grounder], chunks: list[list[tuple[int, str]]],
     """Fork `workers` processes that share the built grounders copy-on-write, and ground the
     chunks on them; results in chunk order, whatever the worker count."""
     global _FORKED
-    ctx = multiprocessing.get_context("fork")
     _FORKED = grounders
-    # frozen objects are never traversed by a worker's cyclic GC, which would otherwise write
-    # to (and so copy) every page of the matcher structures
-    gc.collect()
-    gc.freeze()
     try:
-        pool = ctx.Pool(workers, initializer=_worker_init)
+        pool = fork_pool(workers, _worker_init)  # the matcher structures, shared
     finally:
-        gc.unfreeze()
         _FORKED = []
     try:
         results = pool.map(_ground_chunk, chunks, chunksize=1)
