@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from common.text import char_shingles, jaccard
+from tasks.dedup.minhash import lsh_query_banded
 from tasks.dedup.near_duplicates import Duplicate, NearDuplicateIndex, find_duplicates
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -142,3 +143,89 @@ def test_deterministic_across_processes_and_hash_seeds():
         outs.append(json.loads(res.stdout))
     assert outs[0] == outs[1]
     assert outs[0] == [[d.item_id, d.kept_id, d.namespace, d.jaccard] for d in dups(RECORDS)]
+
+
+# ------------------------------------------------------------------ batches: speed only, same answers
+def _answers(index: NearDuplicateIndex, probes) -> list:
+    return [index.find(i, ns, t, n) for i, ns, t, n in probes]
+
+
+PROBES = [("p1", "pivot", Q1, 5), ("p2", "pivot", Q1.replace("adults", "people"), 5), ("p3", "pivot", Q2, 5),
+          ("pj", "text:ja", JA2, 2), ("q1", "pivot", Q1, 5), ("ps", "pivot", "FLU", 5), ("px", "pivot", "gout", 5)]
+
+
+def test_add_many_is_add_one_after_another():
+    one = NearDuplicateIndex(THRESHOLD, NUM_PERM, SEED)
+    for rec in RECORDS + RECORDS[:3]:  # re-added ids are no-ops either way
+        one.add(*rec)
+    many = NearDuplicateIndex(THRESHOLD, NUM_PERM, SEED)
+    many.add_many(RECORDS + RECORDS[:3])
+    expected = _answers(one, PROBES)
+    assert [d and (d.item_id, d.kept_id, round(d.jaccard, 3)) for d in expected] == [
+        ("p1", "q1", 1.0), ("p2", "q2", 0.855), ("p3", "q3", 1.0), ("pj", "ja2", 1.0), ("q1", "v0", 0.899),
+        ("ps", "s1", 1.0), None]
+    assert _answers(many, PROBES) == expected
+    assert many._shingles == one._shingles and many._exact == one._exact
+    for ns in ("pivot", "text:ja"):  # the same LSH buckets
+        assert [t._dict for t in many._lsh[ns].hashtables] == [t._dict for t in one._lsh[ns].hashtables]
+
+
+def test_prepared_texts_give_the_same_answers_and_are_signed_once(monkeypatch):
+    calls = []
+    real = NearDuplicateIndex._bands
+    monkeypatch.setattr(NearDuplicateIndex, "_bands", lambda self, sets: calls.append(len(sets)) or real(self, sets))
+    plain = NearDuplicateIndex(THRESHOLD, NUM_PERM, SEED)
+    prepared = NearDuplicateIndex(THRESHOLD, NUM_PERM, SEED)
+    prepared.prepare((t, n) for _, _, t, n in RECORDS + PROBES)
+    assert calls == [len({(n, t) for _, _, t, n in RECORDS + PROBES})]  # one batch
+    out = {}
+    for name, index in (("plain", plain), ("prepared", prepared)):
+        calls.clear()
+        found = []
+        for rec in RECORDS + PROBES:  # find, then add: what the audit and the allocator do
+            found.append(index.find(*rec))
+            index.add(*rec)
+        out[name] = (found, sum(calls))
+    assert out["prepared"][0] == out["plain"][0]
+    assert out["prepared"][1] == 0  # every signature came from the batch
+    assert out["plain"][1] > 0
+    # without a batch, the signature find made is the one the next add of that text uses
+    calls.clear()
+    assert plain.find("new", "pivot", Q2.replace("laboratory", "imaging"), 5) is not None
+    plain.add("new", "pivot", Q2.replace("laboratory", "imaging"), 5)
+    assert calls == [1]
+
+
+def test_the_lsh_tables_are_datasketchs_own():
+    """Filled through its in-memory tables, each namespace's MinHashLSH holds what
+    datasketch's insert puts there with datasketch's own MinHash, and the candidates of a
+    probe are what datasketch's query returns."""
+    from datasketch import MinHashLSH
+
+    from tasks.dedup.near_duplicates import signature
+
+    index = NearDuplicateIndex(THRESHOLD, NUM_PERM, SEED)
+    index.add_many(RECORDS[:6])
+    for rec in RECORDS[6:]:
+        index.add(*rec)
+    for ns in ("pivot", "text:ja"):
+        ref = MinHashLSH(threshold=THRESHOLD, num_perm=NUM_PERM)
+        for item_id, namespace, text, n in RECORDS:
+            if namespace == ns:  # ids are unique in RECORDS
+                ref.insert(item_id, signature(char_shingles(text, n), NUM_PERM, SEED))
+        ours = index._lsh[ns]
+        assert (ours.b, ours.r, ours.hashranges) == (ref.b, ref.r, ref.hashranges)
+        assert [dict(t._dict) for t in ours.hashtables] == [dict(t._dict) for t in ref.hashtables]
+        assert dict(ours.keys._dict) == dict(ref.keys._dict)
+        found = []
+        for _, _, text, n in PROBES:
+            sh = char_shingles(text, n)
+            found.append(lsh_query_banded(ours, index._bands([sh])[0]))
+            assert set(ref.query(signature(sh, NUM_PERM, SEED))) == found[-1]
+        assert any(found) and not all(found)
+        # band by band (a probe that shares a single band finds its candidates there)
+        sh = char_shingles(Q1, 5)
+        hs = index._bands([sh])[0]
+        for b in range(ours.b):
+            only = tuple(h if i == b else b"-" for i, h in enumerate(hs))
+            assert lsh_query_banded(ours, only) == set(ref.hashtables[b].get(hs[b])), b

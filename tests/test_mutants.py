@@ -46,7 +46,7 @@ def test_a_candidate_below_the_threshold_is_not_a_near_duplicate():
     """LSH proposes this pair (7/9 < 0.8); the exact Jaccard must refuse it."""
     index = NearDuplicateIndex(0.8, 128, 0)
     index.add("kept", "ns", A, 1)
-    assert index._lsh["ns"].query(index._signature(char_shingles(B, 1))) == ["kept"]  # the precondition
+    assert index._lsh["ns"].query(signature(char_shingles(B, 1), 128, 0)) == ["kept"]  # the precondition
     assert index.find("new", "ns", B, 1) is None
 
 

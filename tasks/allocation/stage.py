@@ -180,6 +180,7 @@ def seed_from_release(alloc: Allocator, base: Path, languages: dict[str, Languag
     import json
 
     used: set[str] = set()
+    texts: list[tuple[str, str, str, int]] = []  # added to the index in one batch, in this order
     manifest = json.loads((base / "manifest.json").read_text(encoding="utf-8"))
     for cell in sorted(manifest["cells"]):
         task, lang = cell.split("/")
@@ -190,8 +191,9 @@ def seed_from_release(alloc: Allocator, base: Path, languages: dict[str, Languag
             for cui in q["cuis"]:
                 alloc.owner[cui] = (task, lang)
             if q.get("pivot_text"):
-                alloc.dedup.add(q["_id"], "pivot", q["pivot_text"], alloc.shingle_n["en"])
-            alloc.dedup.add(q["_id"], f"text:{lang}", q["text"], n)
+                texts.append((q["_id"], "pivot", q["pivot_text"], alloc.shingle_n["en"]))
+            texts.append((q["_id"], f"text:{lang}", q["text"], n))
+    alloc.dedup.add_many(texts)
     if alloc.overlap_scope == "all":
         for line in (base / "cd" / "confusion_sets.jsonl").read_text(encoding="utf-8").splitlines():
             s = json.loads(line)

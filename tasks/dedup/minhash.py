@@ -54,7 +54,7 @@ from datasketch import LeanMinHash, MinHash, MinHashLSH
 from common.text import normalize
 
 __all__ = ["MinHasher", "signatures", "text_signatures", "to_lean", "to_leans", "lsh_insert_many", "lsh_band_keys",
-           "default_scheme"]
+           "lsh_insert_banded", "lsh_query_banded", "default_scheme"]
 
 _LEGACY, _AFFINE32, _AFFINE64 = "legacy", "affine32", "affine64"
 _MERSENNE = np.uint64((1 << 61) - 1)
@@ -549,3 +549,24 @@ def lsh_insert_many(lsh: MinHashLSH, keys: Sequence[Hashable], sigs: np.ndarray,
         buckets = table._dict
         for h, key in zip(band, keys):
             buckets[h].add(key)
+
+
+def lsh_insert_banded(lsh: MinHashLSH, key: Hashable, band_keys: Sequence[bytes]) -> None:
+    """``lsh.insert(key, m)`` for an in-memory index (see :func:`lsh_insert_many`), given
+    m's bucket key in each band (a row of ``zip(*lsh_band_keys(lsh, sigs))``): no
+    numpy work per call. The caller checks that ``key`` is new."""
+    lsh.keys._dict[key].extend(band_keys)
+    for h, table in zip(band_keys, lsh.hashtables):
+        table._dict[h].add(key)
+
+
+def lsh_query_banded(lsh: MinHashLSH, band_keys: Sequence[bytes]) -> set:
+    """The keys ``lsh.query(m)`` returns (as a set), given m's bucket keys (see
+    :func:`lsh_insert_banded`)."""
+    out: set = set()
+    for h, table in zip(band_keys, lsh.hashtables):
+        bucket = table._dict.get(h)  # .get: a defaultdict would grow an empty bucket
+        if bucket:
+            out.update(bucket)
+    return out
+
