@@ -154,12 +154,22 @@ def answerable(key_cuis: list[str], passage: str, names: dict[str, set[str]]) ->
     return False
 
 
+def read_rows(path: str, key: str, values: list[str], columns: list[str]) -> pa.Table:
+    """The rows of a parquet table whose `key` is one of `values`, in file order, read a
+    batch at a time (never the whole table: atoms and concepts are millions of rows, and
+    shard tasks run side by side)."""
+    wanted = pa.array(values, pa.string())
+    f = pq.ParquetFile(path)
+    parts = [pa.Table.from_batches([b]).filter(pc.is_in(b[key], value_set=wanted))
+             for b in f.iter_batches(batch_size=1 << 17, columns=columns)]
+    return pa.concat_tables(parts) if parts else f.schema_arrow.empty_table().select(columns)
+
+
 def names_of(atoms_paths: list[str], cuis: set[str]) -> dict[str, set[str]]:
     names: dict[str, set[str]] = {}
-    wanted = pa.array(sorted(cuis), pa.string())
+    wanted = sorted(cuis)
     for path in atoms_paths:
-        t = pq.read_table(path, columns=["cui", "str"])
-        t = t.filter(pc.is_in(t["cui"], value_set=wanted))
+        t = read_rows(path, "cui", wanted, ["cui", "str"])
         for cui, text in zip(t["cui"].to_pylist(), t["str"].to_pylist()):
             name = _words(text).strip()
             if len(name) >= 3 or (name and not name.isascii()):
@@ -403,14 +413,10 @@ def ground_shard(shard: str, corpus: dict[str, str], vocab: dict, languages: dic
     only: the task's cache key then ignores languages the shard does not use. `stats`, when
     given, counts the grounding calls ("texts") and the distinct texts grounded ("unique")."""
     items = pq.read_table(shard).to_pylist()
-    concepts = pq.read_table(vocab["concepts"], columns=["cui", "group", "definition"])
-    group_of = dict(zip(concepts["cui"].to_pylist(), concepts["group"].to_pylist()))
-    defined = {c for c, d in zip(concepts["cui"].to_pylist(), concepts["definition"].to_pylist()) if d and d.strip()}
     passages: dict[str, str] = {}
-    needed = {pid for it in items for pid in it["passage_ids"]}
+    needed = sorted({pid for it in items for pid in it["passage_ids"]})
     for task_corpus in corpus.values():
-        t = pq.read_table(task_corpus)
-        t = t.filter(pc.is_in(t["id"], value_set=pa.array(sorted(needed), pa.string())))
+        t = read_rows(task_corpus, "id", needed, ["id", "title", "text"])
         passages.update({i: f"{ti}. {tx}" for i, ti, tx in zip(t["id"].to_pylist(), t["title"].to_pylist(), t["text"].to_pylist())})
 
     # every text the shard grounds, in order; then all of them at once (in worker processes when
@@ -436,6 +442,13 @@ def ground_shard(shard: str, corpus: dict[str, str], vocab: dict, languages: dic
     if stats is not None:
         stats["texts"] = stats.get("texts", 0) + len(requests) + len(second)
         stats["unique"] = stats.get("unique", 0) + len(mentions)
+    # only the concepts the shard's mentions name (every concept below comes from them):
+    # the whole table is millions of rows at full scale, and shard tasks run side by side
+    found = sorted({m["cui"] for ms in mentions.values() for m in ms})
+    concepts = read_rows(vocab["concepts"], "cui", found, ["cui", "group", "definition"])
+    group_of = dict(zip(concepts["cui"].to_pylist(), concepts["group"].to_pylist()))
+    defined = {c for c, d in zip(concepts["cui"].to_pylist(), concepts["definition"].to_pylist()) if d and d.strip()}
+    del concepts
 
     grounded = []
     for it in items:
