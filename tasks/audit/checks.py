@@ -5,6 +5,8 @@ A check lists its failures (capped) so that a broken release says exactly what b
 """
 from __future__ import annotations
 
+import hashlib
+import io
 import json
 import math
 from collections import Counter, defaultdict
@@ -38,6 +40,9 @@ class Release:
         self.manifest_raw = json.loads((self.root / "manifest.json").read_text(encoding="utf-8"))
         self.cells: dict[str, dict] = {}
         self.errors: list[str] = []
+        # a task's corpus is the same file in every language (hundreds of thousands of
+        # passages): parsed once per distinct content, its rows shared (read-only)
+        self._parsed: dict[bytes, tuple[list[tuple[int, dict]], list[tuple[int, str]]]] = {}
         for cell in sorted(self.manifest_raw.get("cells", {})):
             task, lang = cell.split("/")
             d = self.root / task / lang
@@ -50,16 +55,22 @@ class Release:
         self.confusion = self._jsonl(self.root / "cd" / "confusion_sets.jsonl")
 
     def _jsonl(self, path: Path) -> list[tuple[int, dict]]:
-        rows = []
         if not path.exists():
             self.errors.append(f"{path.relative_to(self.root)}: missing")
-            return rows
-        with path.open(encoding="utf-8") as fh:
-            for n, line in enumerate(fh, start=1):
+            return []
+        data = path.read_bytes()
+        digest = hashlib.sha256(data).digest()
+        if digest not in self._parsed:
+            rows, bad = [], []
+            # universal newlines, as reading the file in text mode
+            for n, line in enumerate(io.StringIO(data.decode("utf-8"), newline=None), start=1):
                 try:
                     rows.append((n, json.loads(line)))
                 except json.JSONDecodeError as exc:
-                    self.errors.append(f"{path.relative_to(self.root)}:{n}: invalid JSON ({exc.msg})")
+                    bad.append((n, f"invalid JSON ({exc.msg})"))
+            self._parsed[digest] = (rows, bad)
+        rows, bad = self._parsed[digest]
+        self.errors += [f"{path.relative_to(self.root)}:{n}: {msg}" for n, msg in bad]
         return rows
 
     def _qrels(self, folder: Path) -> list[tuple[str, int, list[str]]]:
@@ -90,6 +101,18 @@ def check_hashes(rel: Release) -> AuditCheck:
     return _check("hashes", failures, f"{len(listed)} files match their sha256")
 
 
+def _invalid(rows: list[tuple[int, dict]], model) -> list[tuple[int, str]]:
+    """(line, "field <loc>: <message>") of each row the model rejects (its first error)."""
+    out = []
+    for line, row in rows:
+        try:
+            model.model_validate(row)
+        except ValidationError as exc:
+            e = exc.errors()[0]
+            out.append((line, f"field {'.'.join(map(str, e['loc']))}: {e['msg']}"))
+    return out
+
+
 def check_schemas(rel: Release) -> AuditCheck:
     failures = list(rel.errors)
     try:
@@ -98,18 +121,19 @@ def check_schemas(rel: Release) -> AuditCheck:
         e = exc.errors()[0]
         failures.append(f"manifest.json: field {'.'.join(map(str, e['loc']))}: {e['msg']}")
     n = 0
+    corpus_failures: dict[int, list[str]] = {}  # a corpus shared by cells (Release) is validated once
     for cell, c in rel.cells.items():
-        for kind, model in (("corpus", Document), ("queries", Query)):
-            for line, row in c[kind]:
-                n += 1
-                try:
-                    obj = model.model_validate(row)
-                except ValidationError as exc:
-                    e = exc.errors()[0]
-                    failures.append(f"{cell}/{kind}.jsonl:{line}: field {'.'.join(map(str, e['loc']))}: {e['msg']}")
-                    continue
-                if kind == "queries" and obj.lang != c["lang"]:
-                    failures.append(f"{cell}/queries.jsonl:{line}: field 'lang': {obj.lang!r} in the {c['lang']} cell")
+        n += len(c["corpus"])
+        if id(c["corpus"]) not in corpus_failures:
+            corpus_failures[id(c["corpus"])] = [f"{line}: {msg}" for line, msg in _invalid(c["corpus"], Document)]
+        failures += [f"{cell}/corpus.jsonl:{f}" for f in corpus_failures[id(c["corpus"])]]
+        n += len(c["queries"])
+        bad = dict(_invalid(c["queries"], Query))
+        for line, row in c["queries"]:
+            if line in bad:
+                failures.append(f"{cell}/queries.jsonl:{line}: {bad[line]}")
+            elif row.get("lang") != c["lang"]:
+                failures.append(f"{cell}/queries.jsonl:{line}: field 'lang': {row.get('lang')!r} in the {c['lang']} cell")
         for path, line, fields in c["qrels"]:
             n += 1
             if len(fields) != 3 or not fields[2].lstrip("-").isdigit():
