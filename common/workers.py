@@ -9,6 +9,7 @@ from __future__ import annotations
 import gc
 import multiprocessing
 import os
+import pickle
 import signal
 import sys
 
@@ -75,3 +76,46 @@ def fork_pool(workers: int, initializer=reset_signals):
         return ctx.Pool(workers, initializer=initializer)
     finally:
         gc.unfreeze()
+
+
+def _isolated_call(fn, args: tuple, kwargs: dict):
+    try:
+        return "ok", fn(*args, **kwargs)
+    except InputError as exc:  # rebuilt as itself in the parent (its __init__ takes other arguments than its args)
+        return "input", type(exc), exc.args, dict(exc.__dict__)
+    except Exception as exc:
+        try:  # an exception the parent could not unpickle would leave it waiting forever
+            pickle.loads(pickle.dumps(exc))
+        except Exception:
+            raise RuntimeError(f"{type(exc).__name__}: {exc}") from None
+        raise
+
+
+def run_isolated(fn, *args, **kwargs):
+    """``fn(*args, **kwargs)`` in a fresh spawned process, for a stage whose transient
+    memory would otherwise stay with the build's process (freed Python and arrow memory is
+    mostly not given back to the system): the child's goes back when it exits. ``fn`` must
+    be importable and its arguments and result picklable. Its InputError is raised here as
+    itself, any other exception as concurrent.futures transports it. In a daemonic process
+    or a Dask worker (no children allowed) it runs in-process. Ctrl-C or SIGTERM here stops
+    the child (it also dies with this process: ``reset_signals``)."""
+    if multiprocessing.current_process().daemon or in_dask_worker():
+        return fn(*args, **kwargs)
+    from concurrent.futures import ProcessPoolExecutor
+
+    ex = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"), initializer=reset_signals)
+    try:
+        out = ex.submit(_isolated_call, fn, args, kwargs).result()
+    except BaseException:
+        for p in list((getattr(ex, "_processes", None) or {}).values()):
+            p.kill()
+        ex.shutdown(wait=False, cancel_futures=True)
+        raise
+    ex.shutdown(wait=True)
+    if out[0] == "input":
+        _, cls, exc_args, state = out
+        exc = cls.__new__(cls)
+        exc.args = exc_args
+        exc.__dict__.update(state)
+        raise exc
+    return out[1]

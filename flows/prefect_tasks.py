@@ -62,11 +62,30 @@ def stage(name: str):
     return deco
 
 
+# A vocabulary this large (a UMLS release's MRCONSO is GBs; the paper preset's 387 MB) is
+# read in a process of its own: reading it leaves GBs of freed-but-kept memory behind, which
+# would stay with the build's process through grounding and allocation (3.3 GB at full
+# scale). Small ones (the sample, the real-data ontologies) are read in-process: a process
+# costs a second or two. (Allocation stays in-process: its own growth can reuse what
+# grounding freed, which a separate process could not.)
+ISOLATE_VOCABULARY_BYTES = 256 << 20
+
+
+def _bytes_under(path: Path) -> int:
+    if path.is_file():
+        return path.stat().st_size
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file()) if path.is_dir() else 0
+
+
 @stage("load_vocabulary")
 def load_vocabulary(out, *, rrf_dir, lat_to_lang, max_srl, preferred_en, work_dir, format="rrf", roots="all"):
+    from common.workers import run_isolated
     from umls.configured import build_configured_vocabulary
 
-    return build_configured_vocabulary(format, Path(rrf_dir), out, lat_to_lang, max_srl, preferred_en, roots)
+    args = (format, Path(rrf_dir), out, lat_to_lang, max_srl, preferred_en, roots)
+    if _bytes_under(Path(rrf_dir)) >= ISOLATE_VOCABULARY_BYTES:
+        return run_isolated(build_configured_vocabulary, *args)
+    return build_configured_vocabulary(*args)
 
 
 @stage("load_sources")

@@ -170,9 +170,12 @@ def test_workers_do_not_inherit_the_parents_sigterm_handler():
         signal.signal(signal.SIGTERM, previous)
 
 
-def test_a_helper_process_builds_the_largest_index_while_the_grounders_are_built(sample, tmp_path, monkeypatch):
-    """With two workers and a fresh cache, the English index (the largest) is built by a
-    helper process; the mentions are those of a one-worker build, and the helper is gone."""
+def test_a_helper_process_builds_the_indexes_while_the_grounders_are_built(sample, tmp_path, monkeypatch):
+    """With two workers and a fresh cache, the QuickUMLS indexes are built by a helper
+    process, largest (English) first; this process waits for each on its builder lock and
+    builds none itself; the mentions are those of a one-worker build, and the helper is gone."""
+    from tasks.grounding import quickumls_index as qi
+
     s, g = sample, sample["g"]
     needed = ["en", "es", "fr"]
     vocab = {"concepts": s["vocab"]["concepts"], "atoms_by_lang": {c: s["vocab"]["atoms_by_lang"][c] for c in needed}}
@@ -183,40 +186,38 @@ def test_a_helper_process_builds_the_largest_index_while_the_grounders_are_built
     helpers = []
     real = stage.prebuild_indexes
     monkeypatch.setattr(stage, "prebuild_indexes", lambda *a, **k: helpers.append(real(*a, **k)) or helpers[-1])
-    build = stage.build_grounder
-
-    def build_after_the_helper(atoms_path, *rest):
-        # on the sample the helper's start-up (imports) outlasts the other grounders: let it
-        # finish first, so that the English grounder opens the index the helper built
-        if atoms_path == vocab["atoms_by_lang"]["en"] and helpers and helpers[-1][0] is not None:
-            helpers[-1][0].join()
-        return build(atoms_path, *rest)
-
-    monkeypatch.setattr(stage, "build_grounder", build_after_the_helper)
+    written_here = []
+    write = qi.write_index
+    monkeypatch.setattr(qi, "write_index", lambda *a, **k: written_here.append(a[1]) or write(*a, **k))
     two = stage.ground_texts(texts, vocab, langs, g.quickumls_threshold, g.quickumls_window, str(tmp_path / "two"), workers=2)
-    (proc, code), = helpers
-    assert code == "en" and proc is not None
+    (proc, codes), = helpers
+    grounded = ["en", "fr"]  # the languages of the texts (es is in the vocabulary only)
+    rows = {c: pq.ParquetFile(vocab["atoms_by_lang"][c]).metadata.num_rows for c in grounded}
+    assert codes == tuple(sorted(grounded, key=lambda c: (-rows[c], c))) == ("en", "fr")
+    assert written_here == []  # every index came from the helper
     assert proc.exitcode == 0 and not proc.is_alive()
-    lang = stage.Language.model_validate_json(stage._args(vocab, langs, "en", str(tmp_path / "two"), g.quickumls_threshold,
-                                                          g.quickumls_window)[1])
-    assert stage.index_built(Path(vocab["atoms_by_lang"]["en"]), lang, tmp_path / "two")
+    for c in grounded:
+        lang = stage.Language.model_validate_json(stage._args(vocab, langs, c, str(tmp_path / "two"), g.quickumls_threshold,
+                                                              g.quickumls_window)[1])
+        assert stage.index_built(Path(vocab["atoms_by_lang"][c]), lang, tmp_path / "two")
     one = stage.ground_texts(texts, vocab, langs, g.quickumls_threshold, g.quickumls_window, str(tmp_path / "one"), workers=1)
     assert two == one
+    assert written_here  # the one-worker build wrote its own indexes
     assert any(one[("en", texts[0][1])])
     # the grounders are built now: no helper the second time
     stage.ground_texts(texts, vocab, langs, g.quickumls_threshold, g.quickumls_window, str(tmp_path / "two"), workers=2)
-    assert helpers[-1] == (None, None)
+    assert helpers[-1] == (None, ())
 
 
 def test_prebuild_picks_nothing_below_the_threshold_or_with_one_worker(sample, tmp_path):
     s, g = sample, sample["g"]
     keys = {c: stage._args(s["vocab"], s["langs"], c, str(tmp_path), g.quickumls_threshold, g.quickumls_window)
             for c in ("en", "fr", "zh")}
-    assert stage.prebuild_indexes(keys, 1, min_atoms=1) == (None, None)
+    assert stage.prebuild_indexes(keys, 1, min_atoms=1) == (None, ())
     en_rows = pq.ParquetFile(s["vocab"]["atoms_by_lang"]["en"]).metadata.num_rows
-    assert stage.prebuild_indexes(keys, 2, min_atoms=en_rows + 1) == (None, None)
-    proc, code = stage.prebuild_indexes(keys, 2, min_atoms=en_rows)
-    assert code == "en"
+    assert stage.prebuild_indexes(keys, 2, min_atoms=en_rows + 1) == (None, ())
+    proc, codes = stage.prebuild_indexes(keys, 2, min_atoms=en_rows)
+    assert codes == ("en",)  # zh has a dictionary grounder, fr fewer atoms
     proc.join()
     assert proc.exitcode == 0
 

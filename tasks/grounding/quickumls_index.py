@@ -125,14 +125,38 @@ def index_built(atoms_path: Path, lang: Language, cache_root: Path) -> bool:
     return (index_dir(atoms_path, lang, cache_root) / "done.flag").exists()
 
 
-@contextmanager
-def _builder_lock(dest: Path):
-    """One builder per index across processes (a build's helper process, another run on
-    the same work dir): the others wait here, then find it built."""
+# builder locks this process took ahead of building (a build's index helper takes those of
+# every index it will build before it starts, so the build's process waits for each
+# instead of building one itself): index folder -> the locked file descriptor
+_HELD: dict[Path, int] = {}
+
+
+def _lock_file(dest: Path) -> int:
     dest.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(dest.parent / f".{dest.name}.lock", os.O_RDWR | os.O_CREAT, 0o644)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def lock_ahead(dest: Path) -> None:
+    """Take the builder lock of the index at `dest` now; `quickumls_index` releases it once
+    it has built that index (or failed to)."""
+    if dest not in _HELD:
+        _HELD[dest] = _lock_file(dest)
+
+
+@contextmanager
+def _builder_lock(dest: Path):
+    """One builder per index across processes (a build's helper process, another run on
+    the same work dir): the others wait here, then find it built."""
+    fd = _HELD.pop(dest, None)
+    if fd is None:
+        fd = _lock_file(dest)
+    try:
         yield
     finally:
         os.close(fd)  # closing releases the flock
@@ -144,6 +168,8 @@ def quickumls_index(atoms_path: Path, lang: Language, cache_root: Path, terms: l
     that has the atoms' `load_terms` and their `fold_term`s already passes both."""
     dest = index_dir(atoms_path, lang, cache_root)
     if (dest / "done.flag").exists():
+        if dest in _HELD:
+            os.close(_HELD.pop(dest))
         return dest
     with _LOCK, _builder_lock(dest):
         if (dest / "done.flag").exists():

@@ -38,7 +38,7 @@ from common.text import normalize
 from tasks.grounding.grounder import Grounder
 from tasks.grounding.normalize import fold_term
 from tasks.grounding.params import params_for
-from tasks.grounding.quickumls_index import _stopwords, index_built, quickumls_index
+from tasks.grounding.quickumls_index import _stopwords, index_built, index_dir, lock_ahead, quickumls_index
 from common.parquet import write_parquet
 from common.workers import explicit_workers, fork_pool, reset_signals, worker_count
 
@@ -308,26 +308,36 @@ def _pool_ground(grounders: list[Grounder], chunks: list[list[tuple[int, str]]],
 PREBUILD_MIN_ATOMS = 200_000
 
 
-def _build_index(atoms_path: str, lang_json: str, cache_root: str) -> None:
-    """In a helper process: build one QuickUMLS index. A failure is left to the parent, which
-    builds (and reports on) an index it finds missing."""
+def _build_indexes(jobs: list[tuple[str, str, str]], ready) -> None:
+    """In a helper process: take the builder lock of every index in `jobs`, say so
+    (`ready`), then build them in turn, each lock released once its index is published. A
+    failure is left to the parent, which builds (and reports on) an index it finds missing:
+    exiting releases the locks."""
     reset_signals()  # and it dies with the parent
     try:
-        quickumls_index(Path(atoms_path), Language.model_validate_json(lang_json), Path(cache_root))
+        langs = [(Path(atoms), Language.model_validate_json(lang_json), Path(root)) for atoms, lang_json, root in jobs]
+        for atoms, lang, root in langs:
+            lock_ahead(index_dir(atoms, lang, root))
+        ready.set()
+        for atoms, lang, root in langs:
+            quickumls_index(atoms, lang, root)
     except BaseException:  # noqa: BLE001
         os._exit(1)
 
 
 def prebuild_indexes(keys: dict[str, tuple], workers: int, min_atoms: int | None = None):
-    """Start a process that builds the largest missing QuickUMLS index of these languages
-    while this process builds the other grounders, and that language's last: the English
-    index, the largest single piece of grounder setup (a minute of CPU at paper scale),
-    then builds on the other core. Returns the process and the code it builds for, or
-    (None, None) with one worker or nothing worth a process. The index's builder lock makes
-    this process wait for the index when it gets to it before the helper is done."""
+    """Start a process that builds every missing QuickUMLS index of these languages with at
+    least `min_atoms` atoms (PREBUILD_MIN_ATOMS), largest first: the English index is the
+    largest single piece of grounder setup (a minute of CPU at paper scale, seven at full),
+    and an index build leaves its transient memory (GBs at full scale) with the process that
+    built it, which for the build's process would last through grounding and allocation.
+    The helper has locked them all when this returns, so this process, building the other
+    grounders and then these in the helper's order, waits for each index instead of building
+    it. Returns the process and the codes it builds, in order; (None, ()) with one worker
+    or nothing worth a process."""
     if workers < 2:
-        return None, None
-    best = None
+        return None, ()
+    todo = []
     for code, (atoms, lang_json, cache_root, threshold, window) in sorted(keys.items()):
         lang = Language.model_validate_json(lang_json)
         if lang.grounder == "dictionary" or not params_for(lang, threshold, window).fuzzy:
@@ -335,13 +345,18 @@ def prebuild_indexes(keys: dict[str, tuple], workers: int, min_atoms: int | None
         if GROUNDERS.built(grounder_key(atoms, lang_json, cache_root, threshold, window)):
             continue
         rows = pq.ParquetFile(atoms).metadata.num_rows
-        if rows >= (PREBUILD_MIN_ATOMS if min_atoms is None else min_atoms) and (best is None or rows > best[0]) and not index_built(Path(atoms), lang, Path(cache_root)):
-            best = (rows, code, (atoms, lang_json, cache_root))
-    if best is None:
-        return None, None
-    proc = multiprocessing.get_context("spawn").Process(target=_build_index, args=best[2], daemon=True)
+        if rows >= (PREBUILD_MIN_ATOMS if min_atoms is None else min_atoms) and not index_built(Path(atoms), lang, Path(cache_root)):
+            todo.append((-rows, code, (atoms, lang_json, cache_root)))
+    if not todo:
+        return None, ()
+    todo.sort()
+    ctx = multiprocessing.get_context("spawn")
+    ready = ctx.Event()
+    proc = ctx.Process(target=_build_indexes, args=([job for _, _, job in todo], ready), daemon=True)
     proc.start()
-    return proc, best[1]
+    while not ready.wait(0.1) and proc.is_alive():  # until it holds every lock (or failed)
+        pass
+    return proc, tuple(code for _, code, _ in todo)
 
 
 def ground_texts(requests: list[tuple[str, str]], vocab: dict, languages: dict[str, dict], threshold: float, window: int,
@@ -368,12 +383,12 @@ def ground_texts(requests: list[tuple[str, str]], vocab: dict, languages: dict[s
                         out[(c, text)] = [m.as_dict() for m in grounder.ground(text)]
         return {r: out[r] for r in unique}
     with _POOL_LOCK, ExitStack() as held:
-        helper, last = prebuild_indexes(keys, n)
+        helper, prebuilt = prebuild_indexes(keys, n)
         if helper is not None:
-            held.callback(_stop, helper)
+            held.push(lambda failed, *_: _stop(helper, failed is not None))
         # hold every grounder this pool uses, so that no other thread is inside one at the fork;
-        # the one whose index the helper builds, last
-        build_order = sorted(codes, key=lambda c: c == last)
+        # those whose index the helper builds last, in its order
+        build_order = [c for c in codes if c not in prebuilt] + [c for c in prebuilt if c in codes]
         built = {c: held.enter_context(GROUNDERS.use(grounder_key(*keys[c]), lambda a=keys[c]: build_grounder(*a)))
                  for c in build_order}
         grounders = [built[c] for c in codes]
@@ -387,9 +402,11 @@ def ground_texts(requests: list[tuple[str, str]], vocab: dict, languages: dict[s
     return dict(zip(unique, mentions))
 
 
-def _stop(proc) -> None:
-    """The index helper is done by now (every index it builds was waited for); on an error
-    or interrupt it is stopped instead."""
+def _stop(proc, failed: bool) -> None:
+    """The index helper has published every index it builds by now (each was waited for)
+    and is exiting: let it; on an error or interrupt it is stopped instead."""
+    if not failed:
+        proc.join(60)
     if proc.is_alive():
         proc.terminate()
     proc.join()
