@@ -39,7 +39,14 @@ _PACKAGES = {"langdetect": "langdetect", "lingua": "lingua", "lingua-subset": "l
 
 def available_backends() -> list[str]:
     """The backends whose package is installed, in BACKENDS order."""
-    return [b for b in BACKENDS if importlib.util.find_spec(_PACKAGES[b]) is not None]
+    return list(_installed_backends())
+
+
+@lru_cache(maxsize=1)
+def _installed_backends() -> tuple[str, ...]:
+    # asked once per text by the gates: find_spec takes the interpreter's import lock, which
+    # the realize threads then held in turn while a ground task was importing its stage
+    return tuple(b for b in BACKENDS if importlib.util.find_spec(_PACKAGES[b]) is not None)
 
 
 def detect(text: str, backend: str = DEFAULT_BACKEND, languages: Iterable[str] = ()) -> str | None:
