@@ -149,6 +149,13 @@ def lock_ahead(dest: Path) -> None:
         _HELD[dest] = _lock_file(dest)
 
 
+def wait_for_index(dest: Path) -> None:
+    """Return once nobody holds the index's builder lock (its builder published it, or
+    gave up)."""
+    with _builder_lock(dest):
+        pass
+
+
 @contextmanager
 def _builder_lock(dest: Path):
     """One builder per index across processes (a build's helper process, another run on

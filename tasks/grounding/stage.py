@@ -38,7 +38,8 @@ from common.text import normalize
 from tasks.grounding.grounder import Grounder
 from tasks.grounding.normalize import fold_term
 from tasks.grounding.params import params_for
-from tasks.grounding.quickumls_index import _stopwords, index_built, index_dir, lock_ahead, quickumls_index
+from tasks.grounding.quickumls_index import (_stopwords, index_built, index_dir, lock_ahead, quickumls_index,
+                                             wait_for_index)
 from common.parquet import write_parquet
 from common.workers import explicit_workers, fork_pool, reset_signals, worker_count
 
@@ -387,10 +388,17 @@ def ground_texts(requests: list[tuple[str, str]], vocab: dict, languages: dict[s
         if helper is not None:
             held.push(lambda failed, *_: _stop(helper, failed is not None))
         # hold every grounder this pool uses, so that no other thread is inside one at the fork;
-        # those whose index the helper builds last, in its order
+        # those whose index the helper builds last, in its order, each once its index is
+        # published (not beside the helper's build of it: both at once were the peak)
         build_order = [c for c in codes if c not in prebuilt] + [c for c in prebuilt if c in codes]
-        built = {c: held.enter_context(GROUNDERS.use(grounder_key(*keys[c]), lambda a=keys[c]: build_grounder(*a)))
-                 for c in build_order}
+
+        def build(code: str) -> Grounder:
+            if code in prebuilt:
+                atoms, lang_json, root = keys[code][:3]
+                wait_for_index(index_dir(Path(atoms), Language.model_validate_json(lang_json), Path(root)))
+            return build_grounder(*keys[code])
+
+        built = {c: held.enter_context(GROUNDERS.use(grounder_key(*keys[c]), lambda c=c: build(c))) for c in build_order}
         grounders = [built[c] for c in codes]
         for code, grounder in zip(codes, grounders):
             if grounder.abbrev is not None and any(c == code and "(" in t for c, t in unique):
