@@ -539,22 +539,16 @@ def lsh_insert_many(lsh: MinHashLSH, keys: Sequence[Hashable], sigs: np.ndarray,
             seen.add(key)
     if hasattr(lsh, "_minhash_scheme"):
         lsh._minhash_scheme = scheme
-    bands = lsh_band_keys(lsh, np.ascontiguousarray(sigs))
-    # DictListStorage.insert(key, *hs) is _dict[key].extend(hs);
-    # DictSetStorage.insert(h, key) is _dict[h].update((key,)): done inline.
-    key_lists = lsh.keys._dict
-    for key, hs in zip(keys, zip(*bands)):
-        key_lists[key].extend(hs)
-    for band, table in zip(bands, lsh.hashtables):
-        buckets = table._dict
-        for h, key in zip(band, keys):
-            buckets[h].add(key)
+    for key, hs in zip(keys, zip(*lsh_band_keys(lsh, np.ascontiguousarray(sigs)))):
+        lsh_insert_banded(lsh, key, hs)
 
 
 def lsh_insert_banded(lsh: MinHashLSH, key: Hashable, band_keys: Sequence[bytes]) -> None:
     """``lsh.insert(key, m)`` for an in-memory index (see :func:`lsh_insert_many`), given
     m's bucket key in each band (a row of ``zip(*lsh_band_keys(lsh, sigs))``): no
-    numpy work per call. The caller checks that ``key`` is new."""
+    numpy work per call. The caller checks that ``key`` is new.
+    (DictListStorage.insert(key, *hs) is _dict[key].extend(hs); DictSetStorage.insert(h,
+    key) is _dict[h].update((key,)): done inline.)"""
     lsh.keys._dict[key].extend(band_keys)
     for h, table in zip(band_keys, lsh.hashtables):
         table._dict[h].add(key)

@@ -4,6 +4,7 @@ from __future__ import annotations
 from contextlib import contextmanager
 from pathlib import Path
 import fcntl
+import functools
 import hashlib
 import os
 import pickle
@@ -116,9 +117,17 @@ def write_index(entries: list[tuple[str, str, int]], simstring_dir: Path, cuisty
 def index_dir(atoms_path: Path, lang: Language, cache_root: Path) -> Path:
     """Where the QuickUMLS index of these atoms lives: keyed by their content hash and the
     normalisation version."""
-    h = hashlib.sha256(Path(atoms_path).read_bytes())
+    st = Path(atoms_path).stat()
+    return cache_root / "quickumls" / f"{_atoms_digest(str(atoms_path), st.st_size, st.st_mtime_ns)}-{lang.code}"
+
+
+@functools.lru_cache(maxsize=64)
+def _atoms_digest(path: str, size: int, mtime_ns: int) -> str:
+    # asked for by the prebuild check, the helper, the wait and the build, per language:
+    # hundreds of MB of English atoms at full scale, read once per (path, size, mtime)
+    h = hashlib.sha256(Path(path).read_bytes())
     h.update(NORM_VERSION.encode())
-    return cache_root / "quickumls" / f"{h.hexdigest()[:16]}-{lang.code}"
+    return h.hexdigest()[:16]
 
 
 def index_built(atoms_path: Path, lang: Language, cache_root: Path) -> bool:
