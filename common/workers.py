@@ -12,10 +12,12 @@ import os
 import pickle
 import signal
 import sys
+import threading
 
 from common.errors import InputError
 
 WORKERS_ENV = "MMEDBENCH_WORKERS"
+GROUND_WORKERS_ENV = "MMEDBENCH_GROUND_WORKERS"  # grounding's own (tasks.grounding.stage)
 
 
 def explicit_workers(env: str | None = None) -> bool:
@@ -91,31 +93,72 @@ def _isolated_call(fn, args: tuple, kwargs: dict):
         raise
 
 
-def run_isolated(fn, *args, **kwargs):
-    """``fn(*args, **kwargs)`` in a fresh spawned process, for a stage whose transient
-    memory would otherwise stay with the build's process (freed Python and arrow memory is
-    mostly not given back to the system): the child's goes back when it exits. ``fn`` must
-    be importable and its arguments and result picklable. Its InputError is raised here as
-    itself, any other exception as concurrent.futures transports it. In a daemonic process
-    or a Dask worker (no children allowed) it runs in-process. Ctrl-C or SIGTERM here stops
-    the child (it also dies with this process: ``reset_signals``)."""
-    if multiprocessing.current_process().daemon or in_dask_worker():
-        return fn(*args, **kwargs)
-    from concurrent.futures import ProcessPoolExecutor
+class IsolatedProcess:
+    """A spawned process that runs calls for this one (one at a time, in submission order,
+    from any number of threads), for work whose transient memory would otherwise stay with
+    the build's process (freed Python and arrow memory is mostly not given back to the
+    system): the child's goes back when :meth:`close` lets it exit. It starts on the first
+    call. A call's InputError is raised in the caller as itself, any other exception as
+    concurrent.futures transports it. Ctrl-C or SIGTERM in a caller stops the child (it also
+    dies with this process: ``reset_signals``). In a daemonic process or a Dask worker (no
+    children allowed) calls run in-process."""
 
-    ex = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"), initializer=reset_signals)
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._executor = None
+        self.inline = multiprocessing.current_process().daemon or in_dask_worker()
+
+    def call(self, fn, *args, **kwargs):
+        """``fn(*args, **kwargs)`` in the child; ``fn`` must be importable and its arguments
+        and result picklable."""
+        if self.inline:
+            return fn(*args, **kwargs)
+        with self._lock:
+            if self._executor is None:
+                from concurrent.futures import ProcessPoolExecutor
+
+                self._executor = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"),
+                                                     initializer=reset_signals)
+            ex = self._executor
+        try:
+            out = ex.submit(_isolated_call, fn, args, kwargs).result()
+        except BaseException:
+            self.kill()
+            raise
+        if out[0] == "input":
+            _, cls, exc_args, state = out
+            exc = cls.__new__(cls)
+            exc.args = exc_args
+            exc.__dict__.update(state)
+            raise exc
+        return out[1]
+
+    def pid(self) -> int | None:
+        """The child's process id, once started."""
+        procs = list((getattr(self._executor, "_processes", None) or {}).values())
+        return procs[0].pid if procs else None
+
+    def kill(self) -> None:
+        with self._lock:
+            ex, self._executor = self._executor, None
+        if ex is not None:
+            for p in list((getattr(ex, "_processes", None) or {}).values()):
+                p.kill()
+            ex.shutdown(wait=False, cancel_futures=True)
+
+    def close(self) -> None:
+        """Let the child exit (its memory goes back to the system) once its calls are done."""
+        with self._lock:
+            ex, self._executor = self._executor, None
+        if ex is not None:
+            ex.shutdown(wait=True)
+
+
+def run_isolated(fn, *args, **kwargs):
+    """``fn(*args, **kwargs)`` in a fresh spawned process (:class:`IsolatedProcess`), which
+    exits once it returned."""
+    proc = IsolatedProcess()
     try:
-        out = ex.submit(_isolated_call, fn, args, kwargs).result()
-    except BaseException:
-        for p in list((getattr(ex, "_processes", None) or {}).values()):
-            p.kill()
-        ex.shutdown(wait=False, cancel_futures=True)
-        raise
-    ex.shutdown(wait=True)
-    if out[0] == "input":
-        _, cls, exc_args, state = out
-        exc = cls.__new__(cls)
-        exc.args = exc_args
-        exc.__dict__.update(state)
-        raise exc
-    return out[1]
+        return proc.call(fn, *args, **kwargs)
+    finally:
+        proc.close()

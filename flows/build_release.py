@@ -10,7 +10,6 @@ from prefect import flow, get_run_logger
 
 from schemas.config import LoadedConfig, load_config
 from common.errors import InputError, error_result
-import sys
 from flows import prefect_tasks as pt
 from flows import progress
 from flows.inputs import input_files as _input_files
@@ -106,11 +105,14 @@ def run_stages(loaded: LoadedConfig, work: str, runs: Counter, targets: list[str
             realize_futures.append(pt.realize_shard.submit(
                 shard=shard, target=target, languages={c: langs[c] for c in sorted(set(needed) | {target})},
                 memory=[mem_by_lang[target]], work_dir=work, langid_backend=cfg.langid_backend))
-    grounded = [runs.future(f) for f in ground_futures]
     # the grounders (GBs at full scale) are not needed past this point; with a Dask runner
     # they live in the workers and go with them
-    if "tasks.grounding.stage" in sys.modules:  # imported only when a shard was grounded
-        sys.modules["tasks.grounding.stage"].drop_grounders()
+    try:
+        grounded = [runs.future(f) for f in ground_futures]
+    except BaseException:
+        pt.release_grounders(failed=True)
+        raise
+    pt.release_grounders()
     realized = [runs.future(f) for f in realize_futures]
     alloc_params = dict(
         item_shards=src["shards"], grounded=grounded, realized=realized, vocab=vocab, languages=langs, memory=memory,

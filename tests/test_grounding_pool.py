@@ -245,3 +245,44 @@ def test_an_index_being_built_elsewhere_is_waited_for_not_built_again(sample, tm
     t.join()
     assert got == [dest]
     assert (dest / "done.flag").read_text() == "built elsewhere"
+
+
+def test_a_large_vocabulary_is_grounded_in_a_process_of_its_own(sample, monkeypatch, tmp_path):
+    """At scale the ground task grounds in flows.prefect_tasks.GROUNDING_PROCESS, which exits
+    (its grounders' memory with it) when the flow releases the grounders; same bytes."""
+    import os
+
+    from flows import prefect_tasks as pt
+
+    s, g = sample, sample["g"]
+    shard, native = s["src"]["shards"][0], s["src"]["shard_langs"][0]
+    needed = sorted(set(native) | {"en"})
+    vocab = {"concepts": s["vocab"]["concepts"], "atoms_by_lang": {c: s["vocab"]["atoms_by_lang"][c] for c in needed}}
+    paths = sorted(vocab["atoms_by_lang"].values())
+    atoms = sum(pq.ParquetFile(p).metadata.num_rows for p in paths)
+    monkeypatch.setenv(stage.WORKERS_ENV, "2")
+    monkeypatch.setattr(pt, "ISOLATE_GROUNDING_ATOMS", atoms + 1)
+    assert not pt.isolate_grounding(paths)
+    monkeypatch.setattr(pt, "ISOLATE_GROUNDING_ATOMS", atoms)
+    assert pt.isolate_grounding(paths)
+    monkeypatch.setenv(stage.WORKERS_ENV, "1")  # one process asked for: no second one either
+    assert not pt.isolate_grounding(paths)
+    monkeypatch.setenv(stage.WORKERS_ENV, "2")
+
+    params = dict(shard=shard, corpus=s["src"]["corpora"], vocab=vocab, languages={c: s["langs"][c] for c in needed},
+                  key_groups=g.key_groups, min_score=g.min_score, threshold=g.quickumls_threshold,
+                  window=g.quickumls_window, work_dir=str(tmp_path / "work"))
+    assert pt.GROUNDING_PROCESS.pid() is None
+    try:
+        there = Path(pt.ground_shard.fn(**params))
+        pid = pt.GROUNDING_PROCESS.pid()
+        assert pid is not None and pid != os.getpid()
+    finally:
+        pt.release_grounders()
+    assert pt.GROUNDING_PROCESS.pid() is None
+    with pytest.raises(ProcessLookupError):  # exited and reaped
+        os.kill(pid, 0)
+    here = stage.ground_shard(shard, s["src"]["corpora"], vocab, params["languages"], g.key_groups, g.min_score,
+                              g.quickumls_threshold, g.quickumls_window, s["cache"], str(tmp_path / "here.parquet"))
+    assert there.read_bytes() == Path(here).read_bytes()
+    assert pq.read_table(there).num_rows == pq.read_table(shard).num_rows > 0

@@ -41,7 +41,7 @@ from tasks.grounding.params import params_for
 from tasks.grounding.quickumls_index import (_stopwords, index_built, index_dir, lock_ahead, quickumls_index,
                                              wait_for_index)
 from common.parquet import write_parquet
-from common.workers import explicit_workers, fork_pool, reset_signals, worker_count
+from common.workers import GROUND_WORKERS_ENV, explicit_workers, fork_pool, reset_signals, worker_count
 
 # nltk and quickumls are imported here, up front, in the importing thread: nltk's lazy
 # submodule imports are not thread-safe ("partially initialized module 'nltk'") and
@@ -253,7 +253,7 @@ def prepare_grounders(vocab: dict, languages: dict[str, dict], threshold: float,
             pass
 
 
-WORKERS_ENV = "MMEDBENCH_GROUND_WORKERS"
+WORKERS_ENV = GROUND_WORKERS_ENV
 _CHUNK = 16  # texts per message to a worker: small enough to balance 2 workers on a shard's tail
 _MIN_TEXTS_PER_WORKER = 256  # default worker count: no more workers than this many texts each
 _POOL_LOCK = threading.Lock()  # one pool at a time per process: each already uses every core
