@@ -374,11 +374,31 @@ def _csr(src: np.ndarray, dst: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarr
     return np.concatenate([[0], np.cumsum(np.bincount(src, minlength=n))]), dst[order].astype(np.int32)
 
 
-def similarity(a: ConceptInfo, b: ConceptInfo, cache: dict) -> float:
-    for c in (a, b):
-        if c.cui not in cache:
-            cache[c.cui] = char_shingles(c.name, 3)
-    return jaccard(cache[a.cui], cache[b.cui])
+class NameShingles:
+    """cui -> the character trigrams of its name (`char_shingles(name, 3)`), memoised as a
+    frozenset of small ints, one id per distinct trigram. Jaccard over the ids is Jaccard
+    over the strings (ids and trigrams are one to one), so `similarity` is unchanged; but a
+    set of strings held a str object per trigram per name: at paper scale the 332k names
+    compared took 1.27 GB of the allocation stage's 3.8 GB peak as string sets."""
+
+    def __init__(self):
+        self._ids: dict[str, int] = {}
+        self._sets: dict[str, frozenset[int]] = {}
+
+    def __len__(self) -> int:
+        return len(self._sets)
+
+    def of(self, info: ConceptInfo) -> frozenset[int]:
+        hit = self._sets.get(info.cui)
+        if hit is None:
+            ids = self._ids
+            hit = self._sets[info.cui] = frozenset([ids.setdefault(g, len(ids)) for g in char_shingles(info.name, 3)])
+        return hit
+
+
+def similarity(a: ConceptInfo, b: ConceptInfo, shingles: NameShingles) -> float:
+    """Character-trigram Jaccard of the two names (`common.text.lexical_similarity`)."""
+    return jaccard(shingles.of(a), shingles.of(b))
 
 
 def build_candidates(concepts: dict[str, ConceptInfo], hierarchy: Hierarchy, k: int, seed: int,
@@ -472,7 +492,7 @@ class _TargetSets:
         self.pool = None  # worker processes (`computed_on`), or None: computed here when read
         self.batch = SET_BATCH
         self._pending: dict[int, object] = {}  # target -> the AsyncResult of the chunk computing it
-        self.cache: dict[str, set[str]] = {}
+        self.cache = NameShingles()
         self.by_tui: dict[str, list[str]] = defaultdict(list)
         # one seeded order per semantic type, computed once: each target then reads a window of
         # it at a target-specific offset (sorting the whole type per target is quadratic at scale)

@@ -58,7 +58,7 @@ class NearDuplicateIndex:
         # band layout, the same for every namespace's index (threshold, num_perm); building
         # an LSH integrates its band parameters, so this one is built once
         self._layout = MinHashLSH(threshold=threshold, num_perm=num_perm)
-        self._shingles: dict[tuple[str, str], set[str]] = {}
+        self._shingles: dict[tuple[str, str], frozenset[str]] = {}
         self._exact: dict[tuple[str, frozenset], str] = {}
         # (n, text) -> (shingles, bucket keys or None), signed in a batch by prepare()
         self._prepared: dict[tuple[int, str], tuple[set[str], tuple | None]] = {}
@@ -119,8 +119,10 @@ class NearDuplicateIndex:
         """Record an item's shingles; False if it has none or is already in."""
         if not sh or (namespace, item_id) in self._shingles:
             return False
-        self._shingles[(namespace, item_id)] = sh
-        self._exact.setdefault((namespace, frozenset(sh)), item_id)
+        # one frozenset, both the item's shingles and its exact-match key (two copies of the
+        # table were 115 MB of the paper-scale allocation)
+        self._shingles[(namespace, item_id)] = frozen = frozenset(sh)
+        self._exact.setdefault((namespace, frozen), item_id)
         return True
 
     def add(self, item_id: str, namespace: str, text: str, n: int) -> None:
