@@ -19,25 +19,10 @@ import os
 from pathlib import Path
 from typing import Any
 
-from common.jsonio import atomic_write
+from common.jsonio import atomic_write, file_digest
 from common.version import __version__, code_fingerprint
 
 COMPLETE = "_complete.json"
-
-_FILE_MEMO: dict[tuple[str, int, int], str] = {}
-
-
-def file_digest(path: Path) -> str:
-    st = path.stat()
-    memo_key = (str(path), st.st_size, st.st_mtime_ns)
-    if memo_key not in _FILE_MEMO:
-        h = hashlib.sha256()
-        with open(path, "rb") as fh:
-            while block := fh.read(1 << 20):
-                h.update(block)
-        _FILE_MEMO[memo_key] = h.hexdigest()
-    return _FILE_MEMO[memo_key]
-
 
 def _canonical(value: Any) -> Any:
     if isinstance(value, (str, os.PathLike)):

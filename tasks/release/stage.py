@@ -25,7 +25,7 @@ import pyarrow.parquet as pq
 from common.version import __version__, code_fingerprint, code_version
 from schemas.config import LoadedConfig
 from common.errors import AuditFailedError, ConflictError, InputError, disk_full, is_disk_full
-from common.jsonio import atomic_write, read_json_object, sha256_file
+from common.jsonio import atomic_write, file_digest, read_json_object
 from common.testhooks import hold
 from tasks.audit.stage import audit_release, report_markdown
 from tasks.release.card import write_card
@@ -195,7 +195,7 @@ def _write_and_publish(loaded: LoadedConfig, inputs: dict[str, Path], vocab: dic
     try:
         config_dump = cfg.model_dump(mode="json") | {"version": version}
         config_dump["evaluation"]["retrievers"] = retrievers
-        input_hashes = {rel: sha256_file(p) for rel, p in sorted(inputs.items())}
+        input_hashes = {rel: file_digest(p) for rel, p in sorted(inputs.items())}  # hashed for the cache keys already
         cv = code_version()
         # the source fingerprint too: an uncommitted edit must not pass for the published build
         build_id = hashlib.sha256(json.dumps([config_dump, input_hashes, cv, code_fingerprint()], sort_keys=True).encode()).hexdigest()
