@@ -28,11 +28,14 @@ build: $(STAMP)
 audit: $(STAMP)
 	$(BIN)/mmedbench audit releases/$$($(BIN)/python -c "import tomllib,sys;print(tomllib.load(open('$(CONFIG)','rb'))['version'])")
 
+# The suite runs on TEST_WORKERS processes (pytest-xdist), a test file per worker at a time
+# so that a file's module fixtures are built once: 7.3 min on 2 cores instead of 13.3.
+TEST_WORKERS ?= 2
 test: $(STAMP)
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile
 
 test-fast: $(STAMP)
-	$(BIN)/python -m pytest -q -m "not slow"
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile -m "not slow"
 
 # Re-derive the committed sample vocabulary from ../shared/data (byte-identical output).
 sample-vocab: $(STAMP)

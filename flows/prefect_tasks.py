@@ -122,6 +122,12 @@ ISOLATE_GROUNDING_ATOMS = 200_000
 GROUNDING_PROCESS = IsolatedProcess()
 
 
+def grounding_process() -> IsolatedProcess:
+    """GROUNDING_PROCESS, looked up when called: a task function shipped to a Dask worker
+    by value (cloudpickle) must not carry the process handle (and its lock) with it."""
+    return GROUNDING_PROCESS
+
+
 def isolate_grounding(atoms_paths) -> bool:
     """Ground in GROUNDING_PROCESS? Only where grounding forks workers anyway (2+ of them):
     with one, the build is small or the user asked for one process."""
@@ -150,7 +156,7 @@ def ground_shard(out, *, shard, corpus, vocab, languages, key_groups, min_score,
     if isolate_grounding(sorted(vocab["atoms_by_lang"].values())):
         from tasks.grounding import isolated
 
-        return GROUNDING_PROCESS.call(isolated.ground_shard, *args)
+        return grounding_process().call(isolated.ground_shard, *args)
     return grounding_stage().ground_shard(*args)
 
 
