@@ -53,6 +53,18 @@ def test_entry_table_keeps_atom_order_and_skips_unnamed_concepts():
     assert entries.names_of("C1") == ["Heart", "Cardiac"] and entries.names_of("C9") == []
 
 
+def test_an_entrys_name_without_its_parts():
+    concepts = pa.table({"cui": ["C1", "C2", "C3"], "name_en": ["Heart", "", "Lung"],
+                         "definition": ["An organ.", "x", None]})
+    atoms = pa.table({"cui": ["C3", "C1"], "lang": ["en", "en"], "str": ["Pulmo", "Cardiac"]})
+    entries = entry_parts(concepts, atoms)
+    assert (entries.name("C3"), entries.name("C1")) == ("Lung", "Heart")
+    assert entries._made == {}  # named without making (and keeping) the parts
+    assert entries.name("C1") == entries["C1"].name == "Heart"
+    with pytest.raises(KeyError):  # an unnamed concept has no entry, as entries["C2"]
+        entries.name("C2")
+
+
 def _reference_entry_words(texts: list[str], stopwords: frozenset[str]) -> frozenset[str]:
     """The per-object rule the columnar Lexicon replaces."""
     return frozenset(w for t in texts for w in word_tokens(t) if w not in stopwords and not w.isdigit())
@@ -247,3 +259,22 @@ def test_coverage_does_not_depend_on_the_hash_seed():
     outs = {subprocess.run([sys.executable, "-c", _SEED_PROBE], capture_output=True, text=True, check=True, cwd=root,
                            env={"PYTHONPATH": str(root), "PYTHONHASHSEED": seed}).stdout for seed in ("0", "1", "2", "3")}
     assert len(outs) == 1, outs
+
+
+def test_a_language_can_name_a_concept_by_its_atoms_or_a_memory_entry_for_its_english_name():
+    from schemas.config import load_config
+    from schemas.records import Translation
+    from tasks.allocation.stage import ConceptRealizer
+    from tasks.translation.memory import TranslationMemory
+    from tests.conftest import SAMPLE_CONFIG
+
+    langs = {l.code: l for l in load_config(SAMPLE_CONFIG).languages if l.code in ("en", "fr")}
+    concepts = pa.table({"cui": ["C1", "C2", "C3"], "name_en": ["Heart", "Kidney", "Lung"],
+                         "definition": ["An organ.", "", ""]})
+    entries = entry_parts(concepts, pa.table({"cui": ["C1"], "lang": ["en"], "str": ["Cardiac organ"]}))
+    fr_atoms = pa.table({"cui": ["C2"], "str": ["Rein"], "ispref": [True], "sab": ["MSHFRE"]})
+    tm = TranslationMemory([Translation(source_lang="en", target_lang="fr", source="Heart", target="Cœur")])
+    realizer = ConceptRealizer({"fr": fr_atoms}, entries, langs, tm)
+    # C1 by the memory entry for its English name, C2 by its atom, C3 by neither
+    assert [realizer.can_name(c, "fr") for c in ("C1", "C2", "C3")] == [True, True, False]
+    assert realizer.can_name("C1", "en") and not realizer.can_name("C3", "en")  # English: a synonym or a definition

@@ -144,6 +144,13 @@ class EntryTable(Mapping):
             hit = self._made[cui] = self._make(cui)
         return hit
 
+    def name(self, cui: str) -> str:
+        """`self[cui].name` without making (and keeping) the concept's parts: asking whether
+        a language can name a concept looks up the English name of hundreds of thousands
+        of concepts that never become targets."""
+        hit = self._made.get(cui)
+        return hit.name if hit is not None else self._names[self.index[cui]].as_py()
+
     def _make(self, cui: str) -> EntryParts:
         i = self.index[cui]
         return EntryParts(cui, self._names[i].as_py(), self._defs[i].as_py(),

@@ -84,7 +84,11 @@ class ConceptRealizer:
         """Cheap pre-check (no gates): is there any candidate name in the language?"""
         if lang == "en":
             return bool(self.english(cui))
-        return cui in self._names.get(lang, {0: {}})[0] or self.tm.lookup(self.entries[cui].name, "en", lang) is not None
+        return cui in self._names.get(lang, {0: {}})[0] or self.tm.lookup(self._english_name(cui), "en", lang) is not None
+
+    def _english_name(self, cui: str) -> str:
+        name_of = getattr(self.entries, "name", None)  # an EntryTable names without making the parts
+        return name_of(cui) if name_of is not None else self.entries[cui].name
 
 
 def ranked_names(atoms: pa.Table, preferred_sources: list[str]) -> tuple[dict[str, tuple[int, int]], pa.Array]:
