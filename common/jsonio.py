@@ -7,6 +7,7 @@ import json
 import os
 import re
 import tempfile
+import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -195,19 +196,59 @@ def sha256_file(path: Path, chunk: int = 1 << 20) -> str:
     return h.hexdigest()
 
 
-_DIGESTS: dict[tuple[str, int, int], str] = {}
+# (real path, size, mtime_ns, ctime_ns, inode) -> (sha256, when it was taken, ns)
+_DIGESTS: dict[tuple[str, int, int, int, int], tuple[str, int]] = {}
+# a digest recorded by an earlier run is trusted only if it was taken this long after the
+# file last changed: timestamps move in coarse ticks, so a file rewritten (same size) in the
+# tick its digest was taken in would keep its stat ("racy git")
+RACY_NS = 2_000_000_000
+
+
+def _stat_key(path: Path) -> tuple[str, int, int, int, int]:
+    st = os.stat(path)
+    return (os.path.realpath(path), st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
 
 
 def file_digest(path: Path) -> str:
-    """`sha256_file`, memoised for this process by path, size and modification time: a
-    build hashes its inputs for the task cache keys and again for the manifest (a second
-    of a paper-scale rebuild's 15 s)."""
-    st = path.stat()
-    key = (os.path.realpath(path), st.st_size, st.st_mtime_ns)  # one file, however it was named
+    """`sha256_file`, memoised by the file's real path, size, modification and change times
+    and inode: a build hashes its inputs for the task cache keys and again for the manifest,
+    and (with `load_digests`) a rebuild takes the digests of unchanged files from the last
+    run instead of hashing gigabytes of inputs again. Any write, `touch`, `cp -p` or rename
+    over the file changes its change time, so it is hashed again."""
+    key = _stat_key(path)
     hit = _DIGESTS.get(key)
     if hit is None:
-        hit = _DIGESTS[key] = sha256_file(path)
-    return hit
+        hit = _DIGESTS[key] = (sha256_file(path), time.time_ns())
+    return hit[0]
+
+
+def load_digests(path: Path) -> int:
+    """Take the digests an earlier run recorded in `path` (`save_digests`), those taken more
+    than RACY_NS after their file's last change; a missing or unreadable record is no record
+    (it is a cache: at worst files are hashed again). Returns how many were taken."""
+    try:
+        rows = json.loads(path.read_text(encoding="utf-8"))["digests"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return 0
+    taken = 0
+    for row in rows if isinstance(rows, list) else []:
+        try:
+            real, size, mtime, ctime, ino, digest, at = row
+            key = (str(real), int(size), int(mtime), int(ctime), int(ino))
+            if int(at) - key[3] > RACY_NS and isinstance(digest, str):
+                _DIGESTS.setdefault(key, (digest, int(at)))
+                taken += 1
+        except (TypeError, ValueError):
+            continue
+    return taken
+
+
+def save_digests(path: Path) -> None:
+    """Record this process's digests of files that still exist, for the next run."""
+    rows = sorted([*key, digest, at] for key, (digest, at) in list(_DIGESTS.items()) if os.path.exists(key[0]))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_write(path) as fh:
+        fh.write(json.dumps({"digests": rows}) + "\n")
 
 
 def sha256_text(text: str) -> str:

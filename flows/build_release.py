@@ -10,12 +10,16 @@ from prefect import flow, get_run_logger
 
 from schemas.config import LoadedConfig, load_config
 from common.errors import InputError, error_result
+from common.jsonio import load_digests, save_digests
 from flows import prefect_tasks as pt
 from flows import progress
 from flows.inputs import input_files as _input_files
 from tasks.release.stage import assemble_release
 
 assemble_release = progress.stepped("release", assemble_release)  # a progress line when written
+
+
+DIGESTS_FILE = "file-digests.json"  # in the work dir
 
 
 class Counter:
@@ -78,6 +82,10 @@ def run_stages(loaded: LoadedConfig, work: str, runs: Counter, targets: list[str
                base_release: str | None = None) -> tuple[dict, dict, dict]:
     """Submit every stage up to allocation; realize only into `targets`."""
     cfg = loaded.config
+    # the digests of the inputs and stage outputs the last run in this work dir hashed (its
+    # cache keys are content keys): unchanged files are not hashed again
+    digests = Path(work) / DIGESTS_FILE
+    load_digests(digests)
     langs = {l.code: l.model_dump(mode="json") for l in loaded.languages}
     # every stage is submitted, so that a Dask task runner runs all of them on its workers
     vocab_f = pt.load_vocabulary.submit(
@@ -122,6 +130,10 @@ def run_stages(loaded: LoadedConfig, work: str, runs: Counter, targets: list[str
     if base_release:
         alloc_params.update(base_release=base_release, new_languages=targets)
     alloc = runs.future(pt.allocate.submit(**alloc_params))
+    try:
+        save_digests(digests)
+    except OSError:  # a cache: a full or read-only disk only means hashing again next time
+        pass
     return vocab, src, alloc
 
 

@@ -28,3 +28,52 @@ def test_a_file_is_hashed_once_and_again_when_it_changes(tmp_path, monkeypatch):
     f.write_bytes(b"C0000002|ENG|X\n")  # a longer file: the size tells
     assert jsonio.file_digest(f) == hashlib.sha256(b"C0000002|ENG|X\n").hexdigest()
     assert len(calls) == 3
+
+
+def _fresh(monkeypatch):
+    monkeypatch.setattr(jsonio, "_DIGESTS", {})  # as a new process starts
+    calls = []
+    real = jsonio.sha256_file
+    monkeypatch.setattr(jsonio, "sha256_file", lambda p, *a: calls.append(p) or real(p, *a))
+    return calls
+
+
+def test_a_later_run_takes_recorded_digests_of_unchanged_files_only(tmp_path, monkeypatch):
+    old, new, gone = tmp_path / "old.RRF", tmp_path / "new.RRF", tmp_path / "gone.RRF"
+    for f in (old, new, gone):
+        f.write_bytes(f.name.encode())
+    record = tmp_path / "work" / "file-digests.json"
+    calls = _fresh(monkeypatch)
+    digests = {f.name: jsonio.file_digest(f) for f in (old, new, gone)}
+    assert len(calls) == 3
+    # the digests were taken as the files were written: back-date the record's times so that
+    # old.RRF's digest was taken RACY_NS + 1 ns after its last change, new.RRF's exactly RACY_NS after
+    for key, (digest, _at) in list(jsonio._DIGESTS.items()):
+        jsonio._DIGESTS[key] = (digest, key[3] + jsonio.RACY_NS + (1 if key[0].endswith("old.RRF") else 0))
+    gone.unlink()
+    jsonio.save_digests(record)
+    rows = __import__("json").loads(record.read_text())["digests"]
+    assert [r[0].rsplit("/", 1)[1] for r in rows] == ["new.RRF", "old.RRF"]  # sorted; a deleted file is not kept
+
+    calls = _fresh(monkeypatch)
+    assert jsonio.load_digests(record) == 1  # new.RRF's digest may predate a rewrite in its tick
+    assert jsonio.file_digest(old) == digests["old.RRF"] and calls == []
+    assert jsonio.file_digest(new) == digests["new.RRF"] and calls == [new]
+
+    calls = _fresh(monkeypatch)
+    jsonio.load_digests(record)
+    st = old.stat()
+    old.write_bytes(b"OLD.RRF")  # rewritten, same size, its modification time put back (as cp -p or touch -r
+    os.utime(old, ns=(st.st_atime_ns, st.st_mtime_ns))  # would): only the change time tells
+    assert old.stat().st_mtime_ns == st.st_mtime_ns and old.stat().st_size == st.st_size
+    assert jsonio.file_digest(old) == hashlib.sha256(b"OLD.RRF").hexdigest() and calls == [old]
+
+
+def test_a_damaged_record_is_no_record(tmp_path, monkeypatch):
+    _fresh(monkeypatch)
+    record = tmp_path / "file-digests.json"
+    assert jsonio.load_digests(record) == 0  # none yet
+    for text in ("{", '{"digests": 3}', '{"digests": [[1, 2], "x", [null, 1, 2, 3, 4, "d", 9]]}', "[]"):
+        record.write_text(text)
+        assert jsonio.load_digests(record) == 0, text
+    assert jsonio._DIGESTS == {}
