@@ -21,7 +21,8 @@ from schemas.records import TIERS, AuditCheck, AuditReport, ConfusionSet, Docume
 from tasks.allocation.concept_entries import gives_away
 from tasks.dedup.near_duplicates import NearDuplicateIndex
 from tasks.evaluation.lexical import BM25Index, document_text, tokenizer_for
-from tasks.translation.gates import text_gates
+from tasks.translation import langid
+from tasks.translation.gates import detect_languages, text_gates
 from tasks.release.writers import UNHASHED, file_entries
 
 MAX_FAILURES = 20
@@ -246,15 +247,17 @@ def check_qrels(rel: Release) -> AuditCheck:
 def check_language(rel: Release, languages: dict[str, Language], backend: str | None = None) -> AuditCheck:
     failures = []
     n = 0
-    for cell, c in sorted(rel.cells.items()):
-        lang = languages.get(c["lang"])
-        if lang is None:
-            failures.append(f"{cell}: language {c['lang']!r} not in the manifest's registry")
-            continue
-        for line, q in c["queries"]:
-            n += 1
-            for reason in text_gates(q.get("text", ""), lang, backend):
-                failures.append(f"{cell}/queries.jsonl:{line}: {reason}")
+    with langid.detected_in_batches():  # each cell's queries identified at once, on every core
+        for cell, c in sorted(rel.cells.items()):
+            lang = languages.get(c["lang"])
+            if lang is None:
+                failures.append(f"{cell}: language {c['lang']!r} not in the manifest's registry")
+                continue
+            detect_languages([q.get("text", "") for _, q in c["queries"]], lang.code, backend)
+            for line, q in c["queries"]:
+                n += 1
+                for reason in text_gates(q.get("text", ""), lang, backend):
+                    failures.append(f"{cell}/queries.jsonl:{line}: {reason}")
     return _check("language_and_script", failures, f"{n} queries in their cell's language and script")
 
 

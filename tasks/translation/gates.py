@@ -38,6 +38,20 @@ def detect_language(text: str, expected: str | None = None, backend: str | None 
         return langid.detect(text, "langdetect")
 
 
+def detect_languages(texts, expected: str | None = None, backend: str | None = None) -> None:
+    """`detect_language`'s answers for many texts at once (`langid.detect_many`), for the
+    calls that follow inside `langid.detected_in_batches()`; same answers."""
+    from tasks.translation import langid
+
+    chosen = backend or DEFAULT_LANGID_BACKEND
+    if chosen not in langid.available_backends():
+        return
+    try:
+        langid.detect_many([t for t in texts if isinstance(t, str)], chosen, languages=(expected,) if expected else ())
+    except ValueError:  # lingua has no model for `expected`: detect_language decides one by one
+        return
+
+
 def script_gate(text: str, lang: Language) -> str | None:
     prof = script_profile(text)
     letters = sum(prof.values())
