@@ -106,12 +106,13 @@ class IsolatedProcess:
     def __init__(self):
         self._lock = threading.Lock()
         self._executor = None
-        self.inline = multiprocessing.current_process().daemon or in_dask_worker()
 
     def call(self, fn, *args, **kwargs):
         """``fn(*args, **kwargs)`` in the child; ``fn`` must be importable and its arguments
         and result picklable."""
-        if self.inline:
+        # asked at each call, not at construction: a module-level instance may be made
+        # before (or shipped into) the process that calls it
+        if multiprocessing.current_process().daemon or in_dask_worker():
             return fn(*args, **kwargs)
         with self._lock:
             if self._executor is None:
