@@ -196,29 +196,32 @@ def sha256_file(path: Path, chunk: int = 1 << 20) -> str:
     return h.hexdigest()
 
 
-# (real path, size, mtime_ns, ctime_ns, inode) -> (sha256, when it was taken, ns)
-_DIGESTS: dict[tuple[str, int, int, int, int], tuple[str, int]] = {}
+# (device, inode, size, mtime_ns, ctime_ns) -> (sha256, when it was taken (ns), a path to it).
+# The file's identity, not its path: a hard link or a renamed folder reaches the same bytes
+# (a release is hashed in its build folder, then published by renaming it, then compared
+# with its base; add-language links the base's unchanged cells into the new release).
+_DIGESTS: dict[tuple[int, int, int, int, int], tuple[str, int, str]] = {}
 # a digest recorded by an earlier run is trusted only if it was taken this long after the
 # file last changed: timestamps move in coarse ticks, so a file rewritten (same size) in the
 # tick its digest was taken in would keep its stat ("racy git")
 RACY_NS = 2_000_000_000
 
 
-def _stat_key(path: Path) -> tuple[str, int, int, int, int]:
-    st = os.stat(path)
-    return (os.path.realpath(path), st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
+def _key(st: os.stat_result) -> tuple[int, int, int, int, int]:
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
 def file_digest(path: Path) -> str:
-    """`sha256_file`, memoised by the file's real path, size, modification and change times
-    and inode: a build hashes its inputs for the task cache keys and again for the manifest,
-    and (with `load_digests`) a rebuild takes the digests of unchanged files from the last
-    run instead of hashing gigabytes of inputs again. Any write, `touch`, `cp -p` or rename
-    over the file changes its change time, so it is hashed again."""
-    key = _stat_key(path)
+    """`sha256_file`, memoised by the file's device, inode, size, modification and change
+    times: a build hashes its inputs for the task cache keys and again for the manifest, a
+    release's files for its manifest, its audit and the diff against its base, and (with
+    `load_digests`) a rebuild takes the digests of unchanged files from the last run instead
+    of hashing gigabytes of inputs again. Any write, `touch`, `cp -p` or rename over the
+    file changes its change time (or its inode), so it is hashed again."""
+    key = _key(os.stat(path))
     hit = _DIGESTS.get(key)
     if hit is None:
-        hit = _DIGESTS[key] = (sha256_file(path), time.time_ns())
+        hit = _DIGESTS[key] = (sha256_file(path), time.time_ns(), os.path.realpath(path))
     return hit[0]
 
 
@@ -233,19 +236,27 @@ def load_digests(path: Path) -> int:
     taken = 0
     for row in rows if isinstance(rows, list) else []:
         try:
-            real, size, mtime, ctime, ino, digest, at = row
-            key = (str(real), int(size), int(mtime), int(ctime), int(ino))
-            if int(at) - key[3] > RACY_NS and isinstance(digest, str):
-                _DIGESTS.setdefault(key, (digest, int(at)))
+            real, dev, ino, size, mtime, ctime, digest, at = row
+            key = (int(dev), int(ino), int(size), int(mtime), int(ctime))
+            if int(at) - key[4] > RACY_NS and isinstance(digest, str):
+                _DIGESTS.setdefault(key, (digest, int(at), str(real)))
                 taken += 1
         except (TypeError, ValueError):
             continue
     return taken
 
 
+def _still(real: str, key: tuple) -> bool:
+    try:
+        st = os.stat(real)
+    except OSError:
+        return False
+    return (st.st_dev, st.st_ino) == key[:2]
+
+
 def save_digests(path: Path) -> None:
-    """Record this process's digests of files that still exist, for the next run."""
-    rows = sorted([*key, digest, at] for key, (digest, at) in list(_DIGESTS.items()) if os.path.exists(key[0]))
+    """Record this process's digests of files that are still there, for the next run."""
+    rows = sorted([real, *key, digest, at] for key, (digest, at, real) in list(_DIGESTS.items()) if _still(real, key))
     path.parent.mkdir(parents=True, exist_ok=True)
     with atomic_write(path) as fh:
         fh.write(json.dumps({"digests": rows}) + "\n")

@@ -24,3 +24,27 @@ def write_parquet(table: pa.Table, path: Path) -> None:
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+
+
+def _fast(column: pa.ChunkedArray | pa.Array) -> bool:
+    t = column.type
+    if pa.types.is_string(t) or pa.types.is_large_string(t):
+        return True  # nulls come back as None
+    # numbers and booleans come back exact only without nulls (numpy would make them NaN)
+    return (pa.types.is_integer(t) or pa.types.is_boolean(t) or pa.types.is_floating(t)) and column.null_count == 0
+
+
+def pylist(column: pa.ChunkedArray | pa.Array) -> list:
+    """`column.to_pylist()`, the same values: pyarrow makes a scalar object per value there,
+    about ten times slower than going through numpy for strings and plain numbers (585k
+    concept rows: 0.55 against 0.05 s a column)."""
+    if _fast(column):
+        return column.to_numpy(zero_copy_only=False).tolist()
+    return column.to_pylist()
+
+
+def rows(table: pa.Table) -> list[dict]:
+    """`table.to_pylist()` (one dict per row), the same values, column by column (`pylist`)."""
+    columns = [pylist(table.column(i)) for i in range(table.num_columns)]
+    names = table.column_names
+    return [dict(zip(names, values)) for values in zip(*columns)]

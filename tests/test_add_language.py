@@ -65,6 +65,7 @@ def test_seventh_language_by_configuration(sample_build, tmp_path):
     for name, data in old.items():
         if name.split("/")[0] in ("xqa", "evidence", "cd") and name.count("/") >= 2:
             assert now[name] == data, name
+            assert (new / name).stat().st_ino == (base / name).stat().st_ino, name  # linked, not copied
     report = audit_release(new)
     assert report.passed, [c for c in report.checks if not c.passed]
     # `mmedbench diff` (which add-language prints) lists exactly the new cells

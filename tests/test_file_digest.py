@@ -30,6 +30,27 @@ def test_a_file_is_hashed_once_and_again_when_it_changes(tmp_path, monkeypatch):
     assert len(calls) == 3
 
 
+def test_a_hard_link_or_a_renamed_folder_is_the_same_file(tmp_path, monkeypatch):
+    """A release is hashed in its build folder, published by renaming the folder, and its
+    carried cells are hard links to the base release's files: none is hashed twice."""
+    calls = _fresh(monkeypatch)
+    build = tmp_path / ".tmp-1.0"
+    build.mkdir()
+    f = build / "corpus.jsonl"
+    f.write_bytes(b'{"_id": "d1"}\n')
+    os.link(f, tmp_path / "base-corpus.jsonl")  # (linking changes the file's change time)
+    digest = jsonio.file_digest(f)
+    build.rename(tmp_path / "1.0")
+    assert jsonio.file_digest(tmp_path / "1.0" / "corpus.jsonl") == digest
+    assert jsonio.file_digest(tmp_path / "base-corpus.jsonl") == digest
+    assert len(calls) == 1
+    os.link(tmp_path / "base-corpus.jsonl", tmp_path / "third.jsonl")  # a new link: hashed again
+    assert jsonio.file_digest(tmp_path / "1.0" / "corpus.jsonl") == digest and len(calls) == 2
+    copy = tmp_path / "copy.jsonl"
+    copy.write_bytes((tmp_path / "1.0" / "corpus.jsonl").read_bytes())  # the same bytes in another file: hashed on its own
+    assert jsonio.file_digest(copy) == digest and len(calls) == 3
+
+
 def _fresh(monkeypatch):
     monkeypatch.setattr(jsonio, "_DIGESTS", {})  # as a new process starts
     calls = []
@@ -48,8 +69,8 @@ def test_a_later_run_takes_recorded_digests_of_unchanged_files_only(tmp_path, mo
     assert len(calls) == 3
     # the digests were taken as the files were written: back-date the record's times so that
     # old.RRF's digest was taken RACY_NS + 1 ns after its last change, new.RRF's exactly RACY_NS after
-    for key, (digest, _at) in list(jsonio._DIGESTS.items()):
-        jsonio._DIGESTS[key] = (digest, key[3] + jsonio.RACY_NS + (1 if key[0].endswith("old.RRF") else 0))
+    for key, (digest, _at, real) in list(jsonio._DIGESTS.items()):
+        jsonio._DIGESTS[key] = (digest, key[4] + jsonio.RACY_NS + (1 if real.endswith("old.RRF") else 0), real)
     gone.unlink()
     jsonio.save_digests(record)
     rows = __import__("json").loads(record.read_text())["digests"]

@@ -27,6 +27,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from common.parquet import pylist
 from common.text import contains_phrase, phrase_key, word_tokens
 
 MAX_SYNONYMS = 8
@@ -135,7 +136,7 @@ class EntryTable(Mapping):
         order = np.argsort(owner_np, kind="stable")  # grouped by concept, atoms order within
         synonyms = pc.fill_null(en["str"].filter(keep), "").combine_chunks().take(pa.array(order))
         offsets = np.searchsorted(owner_np[order], np.arange(len(cuis) + 1))
-        return cls(cuis.to_pylist(), pc.fill_null(named["name_en"], "").combine_chunks(),
+        return cls(pylist(cuis), pc.fill_null(named["name_en"], "").combine_chunks(),
                    pc.fill_null(named["definition"], "").combine_chunks(), synonyms, offsets)
 
     def __getitem__(self, cui: str) -> EntryParts:

@@ -17,7 +17,7 @@ from tasks.allocation.confusion import ConceptInfo, Hierarchy, Lexicon, computed
 from tasks.translation.gates import text_gates, translation_gates
 from tasks.translation.memory import TranslationMemory
 from tasks.translation.stage import PROVENANCE_OF_STATUS
-from common.parquet import write_parquet
+from common.parquet import pylist, rows as table_rows, write_parquet
 
 ASSIGNMENT_SCHEMA = pa.schema([
     ("id", pa.string()), ("task", pa.string()), ("lang", pa.string()), ("text", pa.string()),
@@ -55,7 +55,7 @@ class ConceptRealizer:
         """The concept's atoms in `lang`, best first (preferred, then by preferred source, then text)."""
         got = self._names.get(lang)
         span = got[0].get(cui) if got else None
-        return [] if span is None else got[1].slice(span[0], span[1] - span[0]).to_pylist()
+        return [] if span is None else pylist(got[1].slice(span[0], span[1] - span[0]))
 
     def __call__(self, cui: str, lang: str) -> Realization | None:
         parts = self.entries[cui]
@@ -110,7 +110,7 @@ def ranked_names(atoms: pa.Table, preferred_sources: list[str]) -> tuple[dict[st
         return {}, pa.array([], pa.string())
     starts = np.flatnonzero(np.concatenate([[True], pc.not_equal(cuis.slice(1), cuis.slice(0, n - 1)).to_numpy(zero_copy_only=False)]))
     stops = np.append(starts[1:], n)
-    return dict(zip(cuis.take(pa.array(starts)).to_pylist(), zip(starts.tolist(), stops.tolist()))), t["str"].combine_chunks()
+    return dict(zip(pylist(cuis.take(pa.array(starts))), zip(starts.tolist(), stops.tolist()))), t["str"].combine_chunks()
 
 
 def cd_targets(eligible: list[str], languages: list[str], quota: int, can_name, floor: int = 400,
@@ -141,10 +141,10 @@ def concept_infos(concepts_t: pa.Table) -> dict[str, ConceptInfo]:
     """Every named concept's type, group and English name. Types and groups are a few
     hundred distinct strings: one object each, not one per concept."""
     shared: dict[str, str] = {}
-    tuis = [shared.setdefault(t, t) for t in concepts_t["tui"].to_pylist()]
-    groups = [shared.setdefault(g, g) for g in concepts_t["group"].to_pylist()]
+    tuis = [shared.setdefault(t, t) for t in pylist(concepts_t["tui"])]
+    groups = [shared.setdefault(g, g) for g in pylist(concepts_t["group"])]
     return {c: ConceptInfo(c, tui, grp, name)
-            for c, tui, grp, name in zip(concepts_t["cui"].to_pylist(), tuis, groups, concepts_t["name_en"].to_pylist()) if name}
+            for c, tui, grp, name in zip(pylist(concepts_t["cui"]), tuis, groups, pylist(concepts_t["name_en"])) if name}
 
 
 def english_stop_words() -> frozenset[str]:
@@ -216,13 +216,13 @@ def allocate_cells(item_shards: list[str], grounded: list[str], realized: list[s
     out = Path(out_dir)
     langs = {k: Language.model_validate(v) for k, v in languages.items()}
     order = list(new_languages) if base_release else list(languages)
-    items = {r["id"]: r for s in item_shards for r in pq.read_table(s).to_pylist()}
-    ground = {r["id"]: r for s in grounded for r in pq.read_table(s).to_pylist()}
+    items = {r["id"]: r for s in item_shards for r in table_rows(pq.read_table(s))}
+    ground = {r["id"]: r for s in grounded for r in table_rows(pq.read_table(s))}
     reals: dict[str, dict[str, Realization]] = defaultdict(dict)
     dropped: list[dict] = []
     gate_rejections: dict[str, int] = defaultdict(int)
     for s in realized:
-        for r in pq.read_table(s).to_pylist():
+        for r in table_rows(pq.read_table(s)):
             if r["rejected"] is None:
                 reals[r["id"]][r["lang"]] = Realization(r["text"], r["provenance"])
             elif r["rejected"] != "no translation in memory":

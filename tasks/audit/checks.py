@@ -5,7 +5,6 @@ A check lists its failures (capped) so that a broken release says exactly what b
 """
 from __future__ import annotations
 
-import hashlib
 import io
 import json
 import math
@@ -15,7 +14,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from schemas.config import Language
-from common.jsonio import sha256_file
+from common.jsonio import file_digest
 from common.text import char_shingles, jaccard, normalize
 from schemas.records import TIERS, AuditCheck, AuditReport, ConfusionSet, Document, Qrel, Query, ReleaseManifest
 from tasks.allocation.concept_entries import gives_away
@@ -23,7 +22,7 @@ from tasks.dedup.near_duplicates import NearDuplicateIndex
 from tasks.evaluation.lexical import BM25Index, document_text, tokenizer_for
 from tasks.translation import langid
 from tasks.translation.gates import detect_languages, text_gates
-from tasks.release.writers import UNHASHED, file_entries
+from tasks.release.writers import UNHASHED, file_rows, release_files
 
 MAX_FAILURES = 20
 
@@ -61,8 +60,9 @@ class Release:
             self.errors.append(f"{path.relative_to(self.root)}: missing")
             return []
         data = path.read_bytes()
-        digest = hashlib.sha256(data).digest()
-        self.sha256[path.relative_to(self.root).as_posix()] = digest.hex()
+        # the build that just wrote the release hashed it for the manifest (file_digest)
+        hexdigest = self.sha256[path.relative_to(self.root).as_posix()] = file_digest(path)
+        digest = bytes.fromhex(hexdigest)
         if digest not in self._parsed:
             rows, bad = [], []
             # universal newlines, as reading the file in text mode
@@ -99,7 +99,7 @@ def check_hashes(rel: Release) -> AuditCheck:
         p = rel.root / name
         if not p.exists():
             failures.append(f"{name}: listed in the manifest but missing")
-        elif (rel.sha256.get(name) or sha256_file(p)) != entry.get("sha256"):  # the JSONL files were hashed when read
+        elif (rel.sha256.get(name) or file_digest(p)) != entry.get("sha256"):  # the JSONL files were hashed when read
             failures.append(f"{name}: sha256 differs from the manifest")
     return _check("hashes", failures, f"{len(listed)} files match their sha256")
 
@@ -384,7 +384,7 @@ def check_confusion_consistency(rel: Release) -> AuditCheck:
 def check_counts(rel: Release) -> AuditCheck:
     failures = []
     listed = rel.manifest_raw.get("files", {})
-    actual = file_entries(rel.root)
+    actual = {name: {"rows": file_rows(p)} for name, p in release_files(rel.root)}
     for name, entry in sorted(listed.items()):
         if name in actual and entry.get("rows") != actual[name].get("rows"):
             failures.append(f"{name}: {actual[name].get('rows')} rows, manifest says {entry.get('rows')}")

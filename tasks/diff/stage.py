@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 
 from common.errors import InputError
-from common.jsonio import read_jsonl, sha256_file
+from common.jsonio import file_digest, read_jsonl
 from schemas.diff import CellCounts, CellDiff, IdDiff, ReleaseDiff, ValueChange
 from tasks.diff.compare import diff_hashes, diff_qrels, diff_records, diff_values
 from tasks.release.writers import UNHASHED
@@ -56,7 +56,7 @@ def _qrels(folder: Path) -> list[tuple[str, str, int, str]]:
 
 def file_hashes(root: Path) -> dict[str, str]:
     """sha256 of every file of a release but the manifest and the audit reports (as the manifest lists them)."""
-    return {p.relative_to(root).as_posix(): sha256_file(p) for p in sorted(root.rglob("*"))
+    return {p.relative_to(root).as_posix(): file_digest(p) for p in sorted(root.rglob("*"))
             if p.is_file() and p.relative_to(root).as_posix() not in UNHASHED}
 
 

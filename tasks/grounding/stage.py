@@ -40,7 +40,7 @@ from tasks.grounding.normalize import fold_term
 from tasks.grounding.params import params_for
 from tasks.grounding.quickumls_index import (_stopwords, index_built, index_dir, lock_ahead, quickumls_index,
                                              wait_for_index)
-from common.parquet import write_parquet
+from common.parquet import pylist, rows as table_rows, write_parquet
 from common.workers import GROUND_WORKERS_ENV, explicit_workers, fork_pool, reset_signals, worker_count
 
 # nltk and quickumls are imported here, up front, in the importing thread: nltk's lazy
@@ -171,7 +171,7 @@ def names_of(atoms_paths: list[str], cuis: set[str]) -> dict[str, set[str]]:
     wanted = sorted(cuis)
     for path in atoms_paths:
         t = read_rows(path, "cui", wanted, ["cui", "str"])
-        for cui, text in zip(t["cui"].to_pylist(), t["str"].to_pylist()):
+        for cui, text in zip(pylist(t["cui"]), pylist(t["str"])):
             name = _words(text).strip()
             if len(name) >= 3 or (name and not name.isascii()):
                 names.setdefault(cui, set()).add(name)
@@ -437,12 +437,12 @@ def ground_shard(shard: str, corpus: dict[str, str], vocab: dict, languages: dic
     """`vocab` needs "concepts" and "atoms_by_lang" for the shard's languages and English
     only: the task's cache key then ignores languages the shard does not use. `stats`, when
     given, counts the grounding calls ("texts") and the distinct texts grounded ("unique")."""
-    items = pq.read_table(shard).to_pylist()
+    items = table_rows(pq.read_table(shard))
     passages: dict[str, str] = {}
     needed = sorted({pid for it in items for pid in it["passage_ids"]})
     for task_corpus in corpus.values():
         t = read_rows(task_corpus, "id", needed, ["id", "title", "text"])
-        passages.update({i: f"{ti}. {tx}" for i, ti, tx in zip(t["id"].to_pylist(), t["title"].to_pylist(), t["text"].to_pylist())})
+        passages.update({i: f"{ti}. {tx}" for i, ti, tx in zip(pylist(t["id"]), pylist(t["title"]), pylist(t["text"]))})
 
     # every text the shard grounds, in order; then all of them at once (in worker processes when
     # there are several), and the items assembled from the results
@@ -471,8 +471,8 @@ def ground_shard(shard: str, corpus: dict[str, str], vocab: dict, languages: dic
     # the whole table is millions of rows at full scale, and shard tasks run side by side
     found = sorted({m["cui"] for ms in mentions.values() for m in ms})
     concepts = read_rows(vocab["concepts"], "cui", found, ["cui", "group", "definition"])
-    group_of = dict(zip(concepts["cui"].to_pylist(), concepts["group"].to_pylist()))
-    defined = {c for c, d in zip(concepts["cui"].to_pylist(), concepts["definition"].to_pylist()) if d and d.strip()}
+    group_of = dict(zip(pylist(concepts["cui"]), pylist(concepts["group"])))
+    defined = {c for c, d in zip(pylist(concepts["cui"]), pylist(concepts["definition"])) if d and d.strip()}
     del concepts
 
     grounded = []

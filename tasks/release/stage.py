@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from common.version import __version__, code_fingerprint, code_version
@@ -35,7 +36,7 @@ from umls.rrf import read_rrf_table
 
 
 def sources_srl(rrf_dir: Path, atoms_path: str) -> dict[str, int]:
-    used = set(pq.read_table(atoms_path, columns=["sab"])["sab"].to_pylist())
+    used = set(pc.unique(pq.read_table(atoms_path, columns=["sab"])["sab"]).to_pylist())  # millions of atoms, tens of sources
     if not (rrf_dir / "MRCONSO.RRF").exists():  # an OBO vocabulary: open ontologies, SRL 0
         from umls.obo_vocabulary import sources_srl as obo_srl
 
@@ -59,13 +60,48 @@ def _realization_note(cell: str, counts: dict, quota: int) -> str:
     return f"short ({c['queries']}/{quota}): only {prov} available offline"
 
 
+def _link_or_copy(src: str, dst: str) -> None:
+    """A hard link where the file system allows one (a release is never written to in place:
+    every writer replaces a file by renaming a new one over it), else a copy."""
+    try:
+        os.link(src, dst)
+    except OSError:  # another file system, no links there (EXDEV, EPERM), too many links
+        shutil.copy2(src, dst)
+
+
+def carried_file_problems(base: Path, base_manifest: dict, cells: list[str]) -> list[tuple[str, str]]:
+    """The carried cells' files that do not match the base release's manifest (sha256, or
+    a file on one side only): carrying them would publish them under a new manifest that
+    vouches for them."""
+    listed = base_manifest.get("files", {})
+    problems = []
+    for cell in cells:
+        on_disk = {p.relative_to(base).as_posix(): p for p in sorted((base / cell).rglob("*")) if p.is_file()}
+        for name in sorted(on_disk.keys() | {n for n in listed if n.startswith(cell + "/")}):
+            if name not in listed:
+                problems.append((name, "not listed in the base release's manifest"))
+            elif name not in on_disk:
+                problems.append((name, "listed in the base release's manifest but missing"))
+            elif file_digest(on_disk[name]) != listed[name].get("sha256"):
+                problems.append((name, "sha256 differs from the base release's manifest"))
+    return problems
+
+
 def _merge_base(base: Path, tmp: Path, new_languages: list[str], counts: dict) -> dict:
-    """Carry the base release's cells over unchanged and merge its confusion sets."""
+    """Carry the base release's cells over unchanged (hard links: hundreds of MB that are
+    never written to) and merge its confusion sets."""
     base_manifest = json.loads((base / "manifest.json").read_text(encoding="utf-8"))
     for cell, c in base_manifest["cells"].items():
         task, lang = cell.split("/")
-        shutil.copytree(base / task / lang, tmp / task / lang)
+        shutil.copytree(base / task / lang, tmp / task / lang, copy_function=_link_or_copy)
         counts[cell] = {k: v for k, v in c.items() if k != "realization"}
+    # checked after linking (a new link changes a file's change time, so its digest is
+    # taken once, here, and reused by the manifest, the audit and the diff)
+    problems = carried_file_problems(base, base_manifest, sorted(base_manifest["cells"]))
+    if problems:
+        name, what = problems[0]
+        more = f" (and {len(problems) - 1} more file(s))" if len(problems) > 1 else ""
+        raise InputError(base / name, f"{what}{more}: its cells cannot be carried over as they are; run mmedbench audit on it")
     new_sets = [json.loads(l) for l in (tmp / "cd" / "confusion_sets.jsonl").read_text(encoding="utf-8").splitlines()]
     old_sets = [json.loads(l) for l in (base / "cd" / "confusion_sets.jsonl").read_text(encoding="utf-8").splitlines()]
     merged = sorted(old_sets + new_sets, key=lambda r: r["set_id"])

@@ -13,10 +13,10 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from common.jsonio import atomic_write, dumps, sha256_file
+from common.jsonio import atomic_write, dumps, file_digest
 from schemas.records import TASKS
 from tasks.allocation.concept_entries import concept_entry, entry_parts
-from common.parquet import write_parquet
+from common.parquet import rows as table_rows, write_parquet
 
 UNHASHED = {"manifest.json", "audit_report.json", "audit_report.md"}
 
@@ -45,12 +45,12 @@ def _write_qrels(path: Path, rows: list[tuple[str, str, int]]) -> None:
 def write_cells(assignments: str, corpora: dict[str, str], vocab: dict[str, str], languages: list[str],
                 dev_fraction: float, out_dir: Path) -> dict[str, dict]:
     """Write every cell; return per-cell counts."""
-    rows = pq.read_table(assignments).to_pylist()
+    rows = table_rows(pq.read_table(assignments))
     by_cell: dict[tuple[str, str], list[dict]] = defaultdict(list)
     for r in rows:
         by_cell[(r["task"], r["lang"])].append(r)
     entries = entry_parts(pq.read_table(vocab["concepts"]), pq.read_table(vocab["atoms"], columns=["cui", "lang", "str"]))
-    corpus_rows = {task: pq.read_table(p).to_pylist() for task, p in corpora.items()}
+    corpus_rows = {task: table_rows(pq.read_table(p)) for task, p in corpora.items()}
     item_docs = {task: _item_documents(task, rows, corpus_rows.get(task, []), entries) for task in corpora}
     counts: dict[str, dict] = {}
     confusion = []
@@ -117,9 +117,9 @@ def write_confusion_sets(rows: list[dict], cd_dir: Path) -> None:
 
 
 def write_build_report(dropped: str, gates: str, counts: dict, quotas: dict[str, int], out_dir: Path) -> dict:
-    drops = pq.read_table(dropped).to_pylist()
+    drops = table_rows(pq.read_table(dropped))
     reasons = Counter(d["reason"].split(" (")[0].split(" of ")[0] for d in drops)
-    gate_counts = {r["id"]: int(r["reason"]) for r in pq.read_table(gates).to_pylist()}
+    gate_counts = {r["id"]: int(r["reason"]) for r in table_rows(pq.read_table(gates))}
     short = {}
     for cell, c in counts.items():
         quota = quotas[cell.split("/")[0]]
@@ -141,18 +141,36 @@ def jsonl_rows(path: Path) -> int:
         return sum(1 for _ in fh)
 
 
-def file_entries(out_dir: Path) -> dict[str, dict]:
-    files = {}
+def file_rows(path: Path) -> int | None:
+    """Rows of a data file as the manifest counts them (None: not a table)."""
+    if path.suffix == ".jsonl":
+        return jsonl_rows(path)
+    if path.suffix == ".tsv":
+        return jsonl_rows(path) - 1
+    if path.suffix == ".parquet":
+        return pq.ParquetFile(path).metadata.num_rows
+    return None
+
+
+def release_files(out_dir: Path) -> list[tuple[str, Path]]:
+    """(relative name, path) of every file the manifest lists, sorted."""
+    out = []
     for p in sorted(out_dir.rglob("*")):
         rel = p.relative_to(out_dir).as_posix()
-        if not p.is_file() or rel in UNHASHED:
-            continue
-        entry = {"sha256": sha256_file(p), "bytes": p.stat().st_size}
-        if p.suffix == ".jsonl":
-            entry["rows"] = jsonl_rows(p)
-        elif p.suffix == ".tsv":
-            entry["rows"] = jsonl_rows(p) - 1
-        elif p.suffix == ".parquet":
-            entry["rows"] = pq.ParquetFile(p).metadata.num_rows
+        if p.is_file() and rel not in UNHASHED:
+            out.append((rel, p))
+    return out
+
+
+def file_entries(out_dir: Path) -> dict[str, dict]:
+    """The manifest's `files`: sha256, bytes and rows of each file. Digests come from
+    `file_digest`, so the audit and the diff that follow in the same process do not hash
+    the release again."""
+    files = {}
+    for rel, p in release_files(out_dir):
+        entry = {"sha256": file_digest(p), "bytes": p.stat().st_size}
+        rows = file_rows(p)
+        if rows is not None:
+            entry["rows"] = rows
         files[rel] = entry
     return files

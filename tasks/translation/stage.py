@@ -15,7 +15,7 @@ from schemas.config import Language
 from tasks.translation.gates import text_gates, translation_gates
 from tasks.translation.memory import TranslationMemory
 from common.jsonio import write_jsonl
-from common.parquet import write_parquet
+from common.parquet import rows as table_rows, write_parquet
 
 REALIZED_SCHEMA = pa.schema([
     ("id", pa.string()), ("lang", pa.string()), ("text", pa.string()), ("provenance", pa.string()), ("rejected", pa.string()),
@@ -64,7 +64,7 @@ def realize_shard(shard: str, target: str, languages: dict[str, dict], memory: l
     langs = {k: Language.model_validate(v) for k, v in languages.items()}
     tm = TranslationMemory.from_files([Path(p) for p in memory])
     rows = []
-    for item in pq.read_table(shard).to_pylist():
+    for item in table_rows(pq.read_table(shard)):
         rows.extend(realize_item(item, langs, tm, [target], langid_backend))
     write_parquet(pa.Table.from_pylist(rows, schema=REALIZED_SCHEMA), Path(out_path))
     return out_path
