@@ -21,9 +21,9 @@ def test_a_batch_answers_as_one_text_at_a_time(backend, expected):
     one_by_one = [detect_language(t, expected, backend) for t in TEXTS]
     with langid.detected_in_batches():
         detect_languages(TEXTS + [None, 3], expected, backend)  # what is not text is left to the gates
-        assert len(langid._DETECTED) == len(set(TEXTS))
+        assert len(langid._detected()) == len(set(TEXTS))
         assert [detect_language(t, expected, backend) for t in TEXTS] == one_by_one
-    assert langid._DETECTED == {}  # gone with the block
+    assert langid._detected() == {}  # gone with the block
     # (with all 75 languages lingua calls the first one Latin: a batch answers it the same)
     assert one_by_one[:6] == (["en"] if backend == "lingua-subset" else ["la"]) + ["fr", "es", "ru", "zh-cn", "ja"]
 
@@ -44,4 +44,4 @@ def test_inside_the_block_the_batch_answers_are_used(monkeypatch):
 def test_other_backends_keep_nothing():
     with langid.detected_in_batches():
         detect_languages(TEXTS, "fr", "langdetect")
-        assert langid._DETECTED == {}
+        assert langid._detected() == {}

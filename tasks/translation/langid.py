@@ -70,18 +70,28 @@ def _lingua_codes(backend: str, languages: Iterable[str]) -> tuple[str, ...] | N
     return LINGUA_SUBSET + tuple(sorted(extra))
 
 
-# (lingua codes, text) -> answer, filled by `detect_many` for the `detect` calls that follow
-_DETECTED: dict[tuple[tuple[str, ...] | None, str], str | None] = {}
+# per thread, (lingua codes, text) -> answer, filled by `detect_many` for the `detect` calls
+# that follow in the same thread: a build realizes shards on several threads at once, and one
+# shard's block ending must not take another's answers with it
+_BATCHES = threading.local()
 _MISSING = object()
+
+
+def _detected() -> dict[tuple[tuple[str, ...] | None, str], str | None]:
+    memo = getattr(_BATCHES, "memo", None)
+    if memo is None:
+        memo = _BATCHES.memo = {}
+    return memo
 
 
 @contextmanager
 def detected_in_batches():
-    """Within the block, `detect_many` keeps its answers for `detect`; they go at the end."""
+    """Within the block, `detect_many` keeps its answers for this thread's `detect` calls;
+    they go at the end."""
     try:
         yield
     finally:
-        _DETECTED.clear()
+        _detected().clear()
 
 
 def detect_many(texts: Iterable[str], backend: str = DEFAULT_BACKEND, languages: Iterable[str] = ()) -> None:
@@ -92,10 +102,11 @@ def detect_many(texts: Iterable[str], backend: str = DEFAULT_BACKEND, languages:
     if backend not in ("lingua", "lingua-subset"):
         return
     codes = _lingua_codes(backend, languages)
-    todo = sorted({t for t in texts if (codes, t) not in _DETECTED})
+    memo = _detected()
+    todo = sorted({t for t in texts if (codes, t) not in memo})
     if todo:
         answers = lingua_detector(codes).detect_languages_in_parallel_of(todo)
-        _DETECTED.update(((codes, t), _from_lingua(a)) for t, a in zip(todo, answers))
+        memo.update(((codes, t), _from_lingua(a)) for t, a in zip(todo, answers))
 
 
 # Both libraries load lazily into process-wide state; builds run gates from several threads.
@@ -158,7 +169,7 @@ def _lingua_knows(iso_enum, code: str) -> bool:
 
 
 def _detect_lingua(text: str, codes: tuple[str, ...] | None) -> str | None:
-    hit = _DETECTED.get((codes, text), _MISSING)
+    hit = _detected().get((codes, text), _MISSING)
     if hit is not _MISSING:
         return hit
     return _from_lingua(lingua_detector(codes).detect_language_of(text))

@@ -12,7 +12,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from schemas.config import Language
-from tasks.translation.gates import text_gates, translation_gates
+from tasks.translation import langid
+from tasks.translation.gates import detect_languages, text_gates, translation_gates
 from tasks.translation.memory import TranslationMemory
 from common.jsonio import write_jsonl
 from common.parquet import rows as table_rows, write_parquet
@@ -63,11 +64,35 @@ def realize_shard(shard: str, target: str, languages: dict[str, dict], memory: l
     """One shard into one target language: adding a language adds tasks, changes none."""
     langs = {k: Language.model_validate(v) for k, v in languages.items()}
     tm = TranslationMemory.from_files([Path(p) for p in memory])
+    items = table_rows(pq.read_table(shard))
     rows = []
-    for item in table_rows(pq.read_table(shard)):
-        rows.extend(realize_item(item, langs, tm, [target], langid_backend))
+    with langid.detected_in_batches():
+        # the texts the gates will identify, identified at once (lingua: all cores, about 3x
+        # faster than one at a time, the same answers); the gates then find them done
+        detect_languages(gated_texts(items, target, tm), langs[target].code, langid_backend)
+        for item in items:
+            rows.extend(realize_item(item, langs, tm, [target], langid_backend))
     write_parquet(pa.Table.from_pylist(rows, schema=REALIZED_SCHEMA), Path(out_path))
     return out_path
+
+
+def gated_texts(items: list[dict], target: str, tm: TranslationMemory) -> list[str]:
+    """The texts `realize_item` puts through the gates for `target`: the native text, the
+    pivot (into English) or the memory's translation. A text missed here is still gated,
+    only identified on its own."""
+    texts = []
+    for item in items:
+        if target == item["lang"]:
+            texts.append(item["text"])
+        elif not item["pivot"]:
+            continue
+        elif target == "en":
+            texts.append(item["pivot"])
+        else:
+            entry = tm.lookup(item["pivot"], "en", target)
+            if entry is not None:
+                texts.append(entry.target)
+    return texts
 
 
 def split_memory(memory: list[str], targets: list[str], out_dir: str) -> dict[str, str]:
