@@ -559,6 +559,9 @@ def write_report(path: Path, bench: dict) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from common.gcpolicy import use_batch_schedule
+
+    use_batch_schedule()  # the in-process stages run as the CLI runs them
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--config", type=Path, required=True)
     ap.add_argument("--out", type=Path, default=None, help="work folder (default benchmarks/out/run-<preset>)")

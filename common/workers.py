@@ -15,6 +15,7 @@ import sys
 import threading
 
 from common.errors import InputError
+from common.gcpolicy import use_batch_schedule
 
 WORKERS_ENV = "MMEDBENCH_WORKERS"
 GROUND_WORKERS_ENV = "MMEDBENCH_GROUND_WORKERS"  # grounding's own (tasks.grounding.stage)
@@ -65,6 +66,12 @@ def reset_signals() -> None:
         pass
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _spawned_child() -> None:
+    """A spawned child starts with CPython's collector schedule, not the parent's."""
+    reset_signals()
+    use_batch_schedule()
 
 
 def fork_pool(workers: int, initializer=reset_signals):
@@ -119,7 +126,7 @@ class IsolatedProcess:
                 from concurrent.futures import ProcessPoolExecutor
 
                 self._executor = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"),
-                                                     initializer=reset_signals)
+                                                     initializer=_spawned_child)
             ex = self._executor
         try:
             out = ex.submit(_isolated_call, fn, args, kwargs).result()

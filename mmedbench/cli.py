@@ -16,6 +16,7 @@ from typing import List, Optional
 import typer
 
 from common.errors import EXIT_BUG, EXIT_INPUT, InputError, is_disk_full
+from common.gcpolicy import use_batch_schedule
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="Build, version and audit the MMed-Bench-IR benchmark.")
 DEFAULT_CONFIG = "configs/sample.toml"
@@ -236,6 +237,7 @@ app.command()(evaluate)
 
 def main() -> None:
     """Run the app; whatever escapes a command still ends in a distinct exit code."""
+    use_batch_schedule()
     try:
         app()
     except InputError as exc:  # a user's mistake a command did not turn into its line itself

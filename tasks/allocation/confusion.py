@@ -96,7 +96,7 @@ class Lexicon:
         tok_owner, tokens = _entry_tokens(owner, texts, stopwords)
         enc = pc.dictionary_encode(tokens)
         enc = enc.combine_chunks() if isinstance(enc, pa.ChunkedArray) else enc
-        self._words_list = enc.dictionary.to_pylist()
+        self._words_list = pylist(enc.dictionary)
         n_words = len(self._words_list)
         w = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
         # each entry's distinct words in first-occurrence order: a frozenset made from them has
@@ -264,7 +264,7 @@ def _entry_tokens(owner: np.ndarray, texts: pa.Array, stopwords: frozenset[str])
         keep = pc.and_(keep, pc.invert(pc.is_in(toks, value_set=pa.array(sorted(stopwords), pa.string()))))
     keep_np = keep.to_numpy(zero_copy_only=False)
     other_rows, other_toks = [], []
-    for r, t in zip(np.flatnonzero(~ascii_mask).tolist(), texts.take(pa.array(np.flatnonzero(~ascii_mask))).to_pylist()):
+    for r, t in zip(np.flatnonzero(~ascii_mask).tolist(), pylist(texts.take(pa.array(np.flatnonzero(~ascii_mask))))):
         for w in word_tokens(t):
             if w not in stopwords and not w.isdigit():
                 other_rows.append(r)
