@@ -278,3 +278,24 @@ def test_a_language_can_name_a_concept_by_its_atoms_or_a_memory_entry_for_its_en
     # C1 by the memory entry for its English name, C2 by its atom, C3 by neither
     assert [realizer.can_name(c, "fr") for c in ("C1", "C2", "C3")] == [True, True, False]
     assert realizer.can_name("C1", "en") and not realizer.can_name("C3", "en")  # English: a synonym or a definition
+
+
+def test_a_concept_is_named_once_per_language_and_its_rejection_counted_once():
+    from schemas.config import load_config
+    from schemas.records import Translation
+    from tasks.allocation.stage import ConceptRealizer
+    from tasks.translation.memory import TranslationMemory
+    from tests.conftest import SAMPLE_CONFIG
+
+    langs = {l.code: l for l in load_config(SAMPLE_CONFIG).languages if l.code in ("en", "fr")}
+    concepts = pa.table({"cui": ["C1", "C2"], "name_en": ["Heart failure", "Kidney"], "definition": ["", ""]})
+    entries = entry_parts(concepts, pa.table({"cui": [], "lang": [], "str": []}, schema=pa.schema(
+        [("cui", pa.string()), ("lang", pa.string()), ("str", pa.string())])))
+    # C1's memory entry copies its source (the copy gate rejects it), C2's is fine
+    tm = TranslationMemory([Translation(source_lang="en", target_lang="fr", source="Heart failure", target="Heart failure"),
+                            Translation(source_lang="en", target_lang="fr", source="Kidney", target="Rein")])
+    realizer = ConceptRealizer({}, entries, langs, tm)
+    for _ in range(3):  # the allocator asks again for every tier and every reading
+        assert realizer("C1", "fr") is None
+        assert realizer("C2", "fr").text == "Rein"
+    assert dict(realizer.rejections) == {"fr: copy": 1}

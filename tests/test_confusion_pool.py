@@ -134,3 +134,32 @@ def test_worker_count(monkeypatch):
     monkeypatch.setattr(multiprocessing.current_process(), "_config",
                         {**multiprocessing.current_process()._config, "daemon": True})
     assert set_workers() == 1
+
+
+def test_targets_a_cell_cannot_take_are_not_computed_and_the_same_sets_are_picked(vocab, monkeypatch):
+    """The allocator reads a tier past the targets it would reject whatever their sets (a
+    concept its language cannot name, or one already taken) without computing them; it
+    picks exactly the sets it picks from the fully computed lists."""
+    concepts, eager = vocab[0], vocab[4]
+    unnamed = {c for i, c in enumerate(sorted(concepts)) if i % 3 == 0}  # "fr" cannot name a third
+
+    def realize(cui, lang):
+        return None if lang == "fr" and cui in unnamed else Realization(f"{concepts[cui].name} ({lang})", "terminology")
+
+    def pick(sets, languages):
+        alloc = Allocator({("cd", l): 6 for l in languages}, languages, {"en": 3, "fr": 3}, 0.9, 64, SEED)
+        chosen = alloc.allocate_confusion_sets(sets, realize, ["easy", "medium", "hard"],
+                                               stratum=lambda cand, real: "thyroid" in real.text)
+        return [(a.id, a.text, c.tier, c.distractor_cuis) for a, c in chosen]
+
+    computed = []
+    real = confusion._TargetSets._compute
+    monkeypatch.setattr(confusion._TargetSets, "_compute", lambda self, i: computed.append(self.targets[i]) or real(self, i))
+    whole = {t: list(v) for t, v in eager.items()}
+    assert pick(_lazy(vocab, 64), ["fr"]) == pick(whole, ["fr"])
+    assert computed and not set(computed) & unnamed  # read past, never computed
+    computed.clear()
+    picked = pick(_lazy(vocab, 64), ["fr", "en"])
+    assert picked == pick(whole, ["fr", "en"]) and len(picked) == 9 and {p[0][3:5] for p in picked} == {"en", "fr"}
+    assert set(computed) & unnamed  # English can name them: computed when English reads
+    assert len(computed) == len(set(computed))  # each target computed once

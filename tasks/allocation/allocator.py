@@ -193,6 +193,16 @@ class Allocator:
         chosen = []
         used_targets: set[str] = set()
         for lang in self.languages:
+            def passed_over(cui: str, lang: str = lang) -> bool:
+                """`_viable_set` is None for any set of this target, whatever its distractors:
+                a tier list need not compute them (at paper scale 7,699 sets were computed
+                for German's 829, most for concepts German cannot name)."""
+                return cui in self.owner or cui in used_targets or realize(cui, lang) is None
+
+            def read(tier: str):
+                got = sets_by_tier.get(tier, [])
+                return got.read(passed_over) if hasattr(got, "read") else iter(got)
+
             quota = self.quotas.get(("cd", lang), 0)
             per_tier = {t: quota // len(tiers) + (1 if i < quota % len(tiers) else 0) for i, t in enumerate(tiers)}
             want_true: dict[str, int | None] = {t: None for t in tiers}
@@ -200,7 +210,7 @@ class Allocator:
                 # probe: the stratum of the sets each tier would take, to share them out evenly
                 probe = {t: [] for t in tiers}
                 for tier in tiers:
-                    for cand in sets_by_tier.get(tier, []):
+                    for cand in read(tier):
                         if len(probe[tier]) >= 2 * per_tier[tier]:
                             break
                         real = self._viable_set(cand, lang, used_targets, realize)
@@ -212,7 +222,7 @@ class Allocator:
             for tier in tiers:
                 got = {True: 0, False: 0}
                 deferred = []
-                for cand in sets_by_tier.get(tier, []):
+                for cand in read(tier):
                     if got[True] + got[False] >= per_tier[tier]:
                         break
                     real = self._viable_set(cand, lang, used_targets, realize)

@@ -464,6 +464,23 @@ class LazyTier:
             yield self._done[i]
             i += 1
 
+    def read(self, passed_over):
+        """The tier's candidates in order, as iterating it gives them, except that a target
+        `passed_over(cui)` is skipped without its sets being computed (a reader that would
+        reject it whatever its distractors: its cell cannot name it, or it is taken). The
+        sets left uncomputed are computed when another reader gets to them. With worker
+        processes, which compute ahead in order, this is plain iteration."""
+        sets = self._sets
+        if sets.pool is not None:
+            yield from self
+            return
+        for i in self._order:
+            if passed_over(sets.targets[i]):
+                continue
+            got = sets.of(i).get(self.tier)
+            if got is not None:
+                yield got
+
     def _send(self) -> None:
         """Send the workers the next batch of targets nobody has computed or sent, and keep one
         batch in flight beyond the one being read (the reader then rarely waits). At most two

@@ -43,6 +43,7 @@ class ConceptRealizer:
                        if lang in languages and lang != "en"}
         self.rejections: dict[str, int] = defaultdict(int)
         self._english: dict[str, list[str]] = {}
+        self._made: dict[tuple[str, str], Realization | None] = {}
 
     def english(self, cui: str) -> list[str]:
         """`english_queries` of the concept (asked for by `can_name`, then again by the call)."""
@@ -58,6 +59,14 @@ class ConceptRealizer:
         return [] if span is None else pylist(got[1].slice(span[0], span[1] - span[0]))
 
     def __call__(self, cui: str, lang: str) -> Realization | None:
+        """The concept's query in `lang`, or None. Made once per concept and language; a
+        rejection by the gates is counted then (a concept, not each time it is asked for)."""
+        key = (cui, lang)
+        if key not in self._made:
+            self._made[key] = self._make(cui, lang)
+        return self._made[key]
+
+    def _make(self, cui: str, lang: str) -> Realization | None:
         parts = self.entries[cui]
         lang_def = self.languages[lang]
         # the same gates as every other query text (the audit re-runs them), then fairness
