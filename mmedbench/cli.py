@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from contextlib import contextmanager
 from pathlib import Path
 from typing import List, Optional
 
@@ -53,7 +54,85 @@ def _prefect_environment(loaded, work_dir: Optional[Path], verbose: bool) -> Pat
     # ... and its bookkeeping may then log tracebacks about events it retries or drops on
     # shutdown, which say nothing about the build: its own log level, unless --verbose.
     os.environ.setdefault("PREFECT_SERVER_LOGGING_LEVEL", "WARNING" if verbose else "CRITICAL")
+    _start_prefect_server()
     return work
+
+
+_SERVER: dict = {}
+
+
+def _start_prefect_server() -> None:
+    """Start the temporary API server Prefect would start on the flow's first API call, now:
+    its subprocess takes seconds to import and open its database, and it now does so while
+    this process imports the flow and its stages; this process also no longer imports
+    Prefect's server package (3.3 s) to start it. The same command and environment as
+    Prefect's own (`prefect.server.api.server.SubprocessASGIServer`); the flow is pointed
+    at it with `temporary_settings` (`_prefect_server`). A configured server is left alone."""
+    import atexit
+    import socket
+    import subprocess
+
+    import prefect
+    from prefect.settings import PREFECT_API_URL, PREFECT_SERVER_EPHEMERAL_ENABLED
+
+    if PREFECT_API_URL.value() or not PREFECT_SERVER_EPHEMERAL_ENABLED.value():
+        return
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    env = {**os.environ, "PREFECT_UI_ENABLED": "0", "PREFECT__SERVER_EPHEMERAL": "1", "PREFECT__SERVER_FINAL": "1"}
+    try:
+        proc = subprocess.Popen([sys.executable, "-m", "uvicorn", "--app-dir", str(Path(prefect.__file__).parent.parent),
+                                 "--factory", "prefect.server.api.server:create_app", "--host", "127.0.0.1",
+                                 "--port", str(port), "--log-level", "error", "--lifespan", "on"], env=env)
+    except OSError:
+        return  # Prefect starts its own on first use, and says why if it cannot
+
+    def stop() -> None:
+        proc.terminate()
+        try:
+            proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+    atexit.register(stop)
+    _SERVER.update(proc=proc, url=f"http://127.0.0.1:{port}/api")
+
+
+def _healthy(url: str, proc, timeout: float) -> bool:
+    import time
+
+    import httpx
+
+    deadline = time.monotonic() + timeout
+    with httpx.Client() as client:
+        while time.monotonic() < deadline and proc.poll() is None:
+            try:
+                if client.get(f"{url}/health").status_code == 200:
+                    return True
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.05)
+    return False
+
+
+@contextmanager
+def _prefect_server():
+    """Run the flow against the server `_start_prefect_server` started, once it answers; if
+    it did not come up (its port taken meanwhile, say), Prefect starts its own as usual."""
+    started = _SERVER.pop("proc", None)
+    if started is None:
+        yield
+        return
+    from prefect.settings import PREFECT_API_URL, PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS, temporary_settings
+
+    url = _SERVER.pop("url")
+    if not _healthy(url, started, PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS.value()):
+        yield
+        return
+    with temporary_settings(updates={PREFECT_API_URL: url}):
+        yield
 
 
 @app.command()
@@ -87,7 +166,7 @@ def build(
         flow_fn = with_runner(runner, address)
     except InputError as exc:
         _fail(str(exc))
-    with _progress(quiet):
+    with _prefect_server(), _progress(quiet):
         result = flow_fn(str(config), version, str(release_dir) if release_dir else None,
                                     str(work), evaluate)
     if "error" in result:
@@ -123,7 +202,7 @@ def add_language(
     work = _prefect_environment(loaded, work_dir, verbose)
     from flows.add_language import add_language_flow
 
-    with _progress(quiet):
+    with _prefect_server(), _progress(quiet):
         result = add_language_flow(str(base), str(config), version, str(release_dir) if release_dir else None, str(work))
     if "error" in result:
         _fail(result["error"], result.get("exit_code", EXIT_INPUT))
