@@ -7,6 +7,7 @@ with its reason so the release's quality report can count it.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import NamedTuple
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -28,33 +29,46 @@ PROVENANCE_OF_STATUS = {
 }
 
 
+class Candidate(NamedTuple):
+    """What an item offers for one target language, before the gates."""
+
+    text: str  # "" when there is nothing
+    provenance: str
+    source: str | None = None  # the text it translates (None: a native text, gated on its own)
+    source_lang: str | None = None
+    missing: str | None = None  # why there is nothing
+
+
+def candidate(item: dict, code: str, tm: TranslationMemory) -> Candidate:
+    """Pure: the item's own text in its language; for English, its pivot; else the memory's
+    translation of the pivot (DESIGN.md §3)."""
+    if code == item["lang"]:
+        return Candidate(item["text"], "native")
+    if not item["pivot"]:
+        return Candidate("", "", missing="no English pivot")
+    if code == "en":
+        return Candidate(item["pivot"], "human-translated", item["text"], item["lang"])
+    entry = tm.lookup(item["pivot"], "en", code)
+    if entry is None:
+        return Candidate("", "", missing="no translation in memory")
+    return Candidate(entry.target, PROVENANCE_OF_STATUS[entry.status], item["pivot"], "en")
+
+
 def realize_item(item: dict, languages: dict[str, Language], tm: TranslationMemory, targets: list[str] | None = None,
                  backend: str | None = None) -> list[dict]:
     """Pure: one row per target language (default: every language given), accepted
     (rejected=None) or with the reason. `languages` must hold the item's own language and en."""
     rows = []
-    src_lang = languages["en"]
     for code in targets or list(languages):
-        lang = languages[code]
-        if code == item["lang"]:
-            reasons = text_gates(item["text"], lang, backend)
-            rows.append({"id": item["id"], "lang": code, "text": item["text"], "provenance": "native",
-                         "rejected": "; ".join(reasons) or None})
+        c = candidate(item, code, tm)
+        if c.missing:
+            rows.append({"id": item["id"], "lang": code, "text": "", "provenance": "", "rejected": c.missing})
             continue
-        if not item["pivot"]:
-            rows.append({"id": item["id"], "lang": code, "text": "", "provenance": "", "rejected": "no English pivot"})
-            continue
-        if code == "en":
-            reasons = translation_gates(item["text"], item["pivot"], languages[item["lang"]], lang, backend)
-            rows.append({"id": item["id"], "lang": code, "text": item["pivot"], "provenance": "human-translated",
-                         "rejected": "; ".join(reasons) or None})
-            continue
-        entry = tm.lookup(item["pivot"], "en", code)
-        if entry is None:
-            rows.append({"id": item["id"], "lang": code, "text": "", "provenance": "", "rejected": "no translation in memory"})
-            continue
-        reasons = translation_gates(item["pivot"], entry.target, src_lang, lang, backend)
-        rows.append({"id": item["id"], "lang": code, "text": entry.target, "provenance": PROVENANCE_OF_STATUS[entry.status],
+        if c.source is None:
+            reasons = text_gates(c.text, languages[code], backend)
+        else:
+            reasons = translation_gates(c.source, c.text, languages[c.source_lang], languages[code], backend)
+        rows.append({"id": item["id"], "lang": code, "text": c.text, "provenance": c.provenance,
                      "rejected": "; ".join(reasons) or None})
     return rows
 
@@ -77,22 +91,8 @@ def realize_shard(shard: str, target: str, languages: dict[str, dict], memory: l
 
 
 def gated_texts(items: list[dict], target: str, tm: TranslationMemory) -> list[str]:
-    """The texts `realize_item` puts through the gates for `target`: the native text, the
-    pivot (into English) or the memory's translation. A text missed here is still gated,
-    only identified on its own."""
-    texts = []
-    for item in items:
-        if target == item["lang"]:
-            texts.append(item["text"])
-        elif not item["pivot"]:
-            continue
-        elif target == "en":
-            texts.append(item["pivot"])
-        else:
-            entry = tm.lookup(item["pivot"], "en", target)
-            if entry is not None:
-                texts.append(entry.target)
-    return texts
+    """The texts `realize_item` puts through the gates for `target` (`candidate`'s)."""
+    return [c.text for c in (candidate(item, target, tm) for item in items) if not c.missing]
 
 
 def split_memory(memory: list[str], targets: list[str], out_dir: str) -> dict[str, str]:
