@@ -315,7 +315,7 @@ def write_markdown(path: Path, args, texts, n_shingles: int, rates: dict, cpu_ra
         words=np.mean([len(t.split()) for t in texts]), shingles=n_shingles / len(texts),
         num_perm=args.num_perm, cpus=os.cpu_count(), load=load,
         machine=f"{platform.machine()} ({_cpu()}); Python {platform.python_version()}, "
-                f"numpy {np.__version__}, datasketch {_version('datasketch')}, rensa {_version('rensa')}",
+                f"numpy {np.__version__}, datasketch {_version('datasketch')}, numba {_version('numba')}, rensa {_version('rensa')}",
     ), encoding="utf-8")
 
 
@@ -376,58 +376,50 @@ fills an in-memory `MinHashLSH` with a whole matrix (same buckets as `lsh.insert
 
 * Each distinct shingle is hashed (SHA-1, datasketch's `sha1_hash32`) and permuted
   (datasketch's own numpy expressions, same dtypes and wrap-around) once, into a row of
-  a bounded cache; a text's signature is the column-wise minimum of its shingles' rows,
-  taken for 2,048 texts at a time with two numpy calls per shingle position.
-* Each shingle set is looked up as soon as it is produced, by C-level calls only:
-  `itemgetter(*set)(index)` on a dict whose `__missing__` numbers unseen shingles (no
-  Python call per shingle); the set is then freed, so the next one reuses cache-hot
-  memory. Rows of the chunk's new shingles are computed at the end of the chunk.
+  a bounded table; a text's signature is the column-wise minimum of its shingles' rows.
+* From shingle sets, the per-shingle work is compiled (numba, `tasks/dedup/kernels.py`,
+  compiled once and cached beside the module). Each set is joined into one string as
+  it is produced (`"\x1f".join(set)`, C-level, while its strings are in the CPU
+  cache), a chunk's sets become one UTF-8 buffer, and one compiled pass numbers every
+  shingle by its bytes in an open-addressing table (FNV-1a places it; a byte
+  comparison decides, so a collision never gives a wrong row). A second pass takes
+  each set's column-wise minimum over its rows with the accumulator in cache. Only the
+  rows of shingles never seen before are computed in Python (SHA-1 is datasketch's).
+  A set whose items are not all str, or whose shingles contain a separator
+  (U+001F, U+001E), is hashed on its own, with the same result.
 * From texts, a text's n-grams are covered by one piece per word (the word, its
   space, and the next n-1 characters); the signature is the minimum of the pieces'
   rows, and pieces repeat across texts far more than whole texts do, so each distinct
   piece is reduced once. Same sets, same minimum, same bits. Text without spaces (CJK)
   is one piece, and costs what the shingle-set path costs.
-* What is left: for `mmedbench`, `char_shingles` itself, one dict lookup per shingle
-  (hash cached, but a string comparison against a key elsewhere in memory), and
-  gathering 128 values (512 bytes) per shingle for the minimum, which numpy cannot
-  fuse with the gather; rensa hashes each shingle and takes the minimum in registers.
-  The last two are memory traffic, which is what other work on a shared machine slows
-  most: the ratio to rensa is higher on a quiet machine than on a busy one. For
-  `mmedbench_texts`: normalising each text and one lookup per word.
+* What is left: for `mmedbench`, `char_shingles` itself (shared with rensa's row),
+  one `join` per set, and gathering 128 values (512 bytes) per shingle for the
+  minimum; rensa hashes each shingle and takes the minimum in registers. The gather is
+  memory traffic, which is what other work on a shared machine slows most. For
+  `mmedbench_texts`: normalising each text and one dict lookup per word.
 
 ## Where the `mmedbench` row's time goes (issue #14)
 
-Profiled on this benchmark's 20,000 sets (2,412,684 shingles, 10,401 distinct), CPU
-time, best of 5-10 rounds, load average 2-4 on 2 CPUs (figures move by about 10%
-between runs). Building the sets with `char_shingles` costs both rows the same
-0.39-0.45 s; on top of it rensa takes 0.44-0.58 s (about 185 ns per shingle,
-including `list(set)`, `RMinHash` and `digest()`), `mmedbench` 0.56-0.67 s (about
-250 ns per shingle):
+Measured on this benchmark's 20,000 sets (2,412,684 shingles, 10,401 distinct), CPU
+time, best of 5 rounds. Building the sets with `char_shingles` costs both rows the
+same; on top of it, from 20,000 sets built beforehand (so colder in cache than the
+benchmark's streamed sets):
 
 | step of `MinHasher.signatures` | CPU s | ns per shingle |
 |---|---:|---:|
-| `itemgetter(*set)(index)`, one dict probe and string compare per shingle | 0.23 | 95 |
-| tuples of row numbers to one `np.intp` array (`np.fromiter(chain(...))`) | 0.06 | 25 |
-| column-wise minimum: position-major layout / `take` of rows / `minimum` | 0.04 / 0.07 / 0.06 | 55 |
-| SHA-1 and permutation of the 10,401 distinct shingles | 0.01 | 4 |
-| per-set Python (loop, `len`, appends), chunking, result | about 0.1 | 40 |
+| numbering the shingles (`kernels.number_shingles`) | 0.048 | 20 |
+| column-wise minimum (`kernels.column_minima`) | 0.052 | 22 |
+| SHA-1 and permutation of the 10,401 distinct shingles | 0.009 | 4 |
+| per set: `len`, `join`, the separator checks; per chunk: `join`, `encode`, result | 0.12 | 49 |
+| total | 0.23 | 94 |
 
-So the lookup, the array and the per-set loop alone (about 0.39 s) are what rensa
-spends in all; the minimum is bound by numpy's per-row cost of `take` (a 512-byte
-copy per shingle, then a separate `minimum` pass), not by call overhead (about
-4,000 numpy calls per run). Tried and not kept, as no variant gave a gain that held
-across runs: `np.minimum.reduceat` over each chunk's gathered rows (4 to 20 times
-slower), the table in column blocks of 16, 32 or 64 permutations to stay in L2 (1.4
-to 3.7 times slower: `take` costs per row, not per byte), `list.extend` plus
-`np.array` instead of tuples plus `np.fromiter` (0.08 s against 0.11 s alone, no
-better end to end), a padded position-major layout, `map(index.__getitem__, set)`,
-`map(getitem, repeat(index), ...)` and one `itemgetter` per chunk instead of per set
-(all slower than one `itemgetter` per set), and chunks of 256 to 8,192 sets (2,048
-to 8,192 within 5%). Reusing the work of identical sets does not pay here: 750 of
-the 20,000 texts are repeats, and finding them (a `frozenset` per set) costs about
-what it saves. Without compiled code, reaching rensa from shingle sets needs a way
-to map a shingle to its row that is cheaper than a dict probe; from texts,
-`mmedbench_texts` does exactly that (one probe per word) and is about twice rensa.
+Before the compiled loops (`itemgetter(*set)` on a dict that numbers unseen keys,
+`np.fromiter`, a position-major numpy `take` + `minimum`), the same steps took about
+0.6 s (250 ns per shingle): the dict probe and string comparison alone (95 ns) cost
+half of what rensa spends per shingle in all, and numpy could not fuse the gather with
+the minimum. Tried in the compiled minimum and not kept: column blocks of 32 (9 times
+slower) and a flat table with `fastmath` (4 times slower) against one accumulator
+row per set. Chunks of 128 to 2,048 sets are within 3% of each other.
 """
 
 

@@ -48,7 +48,7 @@ def reference(shingles, num_perm: int, seed: int, scheme: str | None = None) -> 
     """What tasks/dedup/near_duplicates.py builds: datasketch, one update_batch of UTF-8 bytes."""
     kwargs = {} if scheme is None else {"scheme": scheme}
     m = MinHash(num_perm=num_perm, seed=seed, **kwargs)
-    m.update_batch([s.encode("utf-8") if isinstance(s, str) else s for s in sorted(shingles)])
+    m.update_batch([s.encode("utf-8") if isinstance(s, str) else s for s in sorted(shingles, key=repr)])
     return m
 
 
@@ -228,5 +228,79 @@ def test_edge_shapes_of_the_batched_path(scheme, chunk):
             assert_identical(hasher.signatures(sets), ref)
             assert_identical(hasher.signatures(iter(sets)), ref)
             assert_identical(hasher.signatures(iter(s) for s in sets), ref)  # sets without len()
+            assert hasher._shingles.known <= max(2, cache_rows)  # the memory bound holds between calls
         assert_identical(hasher.signatures([big] * 20), np.stack([ref[2]] * 20))
         assert_identical(hasher.signatures([{"abcde"}] * 20 + [set()] * 20), np.stack([ref[1]] * 20 + [ref[0]] * 20))
+
+
+def test_sets_the_shingle_table_cannot_take_are_hashed_alone():
+    """The compiled table reads a chunk's shingles separated by U+001F (within a set) and
+    U+001E (between sets): a set whose shingles contain either, or that holds bytes
+    beside str, is hashed on its own -- and its neighbours in the chunk are untouched."""
+    sets = [{"abcde", "bcdef"}, {"ab\x1fcd"}, {"ab\x1fcd", "x"}, {"a\x1eb", "cdefg"}, {"\x1f", "\x1e"},
+            {"abcde", b"bcdef"}, [b"abcde", b"zzz"], set(), {""}, {"", "a"}, {"bcdef", "abcde"}]
+    for scheme in ("affine32", "legacy", "affine64"):
+        ref = reference_matrix(sets, 16, 3, scheme)
+        for chunk in (1, 4, 100):
+            assert_identical(MinHasher(16, 3, scheme, chunk=chunk).signatures(sets), ref)
+    # {""} is one (empty) shingle, not an empty set
+    assert not np.array_equal(ref[7], ref[8])
+
+
+def _fnv1a(data: bytes) -> int:
+    h = 0xCBF29CE484222325
+    for c in data:
+        h = ((h ^ c) * 0x100000001B3) & (2**64 - 1)
+    return h
+
+
+def test_the_shingle_table_compares_bytes_not_only_hashes():
+    """tasks.dedup.kernels.number_shingles: a slot whose stored hash equals the new
+    shingle's but whose bytes differ (a 64-bit collision, crafted here) is another
+    shingle; equal bytes of another length are too; equal bytes are the same."""
+    from tasks.dedup import kernels
+
+    size = 16
+    slot_hash = np.zeros(size, dtype=np.uint64)
+    slot_id = np.full(size, -1, dtype=np.int64)
+    arena = np.zeros(64, dtype=np.uint8)
+    arena_end = np.zeros(8, dtype=np.int64)
+    # shingle 0 is "abc" and shingle 1 "xyzw", both stored with "xyz"'s hash, in the
+    # slot where "xyz" lands and the next one
+    h = _fnv1a(b"xyz")
+    slot_hash[h % size], slot_id[h % size] = h, 0
+    slot_hash[(h + 1) % size], slot_id[(h + 1) % size] = h, 1
+    arena[:7] = np.frombuffer(b"abcxyzw", dtype=np.uint8)
+    arena_end[1:3] = [3, 7]
+    buf = np.frombuffer(b"xyz\x1fabc\x1exyz\x1fxyzw", dtype=np.uint8)
+    lens = np.array([2, 2], dtype=np.intp)
+    ids = np.full(4, -7, dtype=np.intp)
+    state = np.array([0, 0, 0, 2], dtype=np.int64)
+    assert kernels.number_shingles(buf, lens, state, slot_hash, slot_id, arena, arena_end, ids) == kernels.DONE
+    # "xyz" is new (2); "abc" and "xyzw" are not in their own hash's slots, so they are
+    # numbered anew (3, 4): the table never trusts a hash alone
+    assert ids.tolist() == [2, 3, 2, 4]
+    assert state.tolist() == [2, len(buf) + 1, 4, 5]
+    assert arena[: arena_end[5]].tobytes() == b"abcxyzwxyzabcxyzw"
+
+
+def test_the_shingle_table_asks_for_room_and_resumes():
+    """A chunk that would fill the table past half returns NEEDS_ROOM before the set,
+    with its state saved; after the table grows (rehash), the call resumes and numbers
+    every shingle as one uninterrupted call would."""
+    from tasks.dedup import kernels
+
+    words = [f"w{i}".encode() for i in range(40)]
+    buf = np.frombuffer(b"\x1e".join([b"\x1f".join(words[:3]), b"\x1f".join(words[3:40]), words[0]]), dtype=np.uint8)
+    lens = np.array([3, 37, 1], dtype=np.intp)
+    ids = np.empty(41, dtype=np.intp)
+    slot_hash, slot_id = np.zeros(8, dtype=np.uint64), np.full(8, -1, dtype=np.int64)
+    arena, arena_end = np.zeros(len(buf), dtype=np.uint8), np.zeros(64, dtype=np.int64)
+    state = np.zeros(4, dtype=np.int64)
+    assert kernels.number_shingles(buf, lens, state, slot_hash, slot_id, arena, arena_end, ids) == kernels.NEEDS_ROOM
+    assert state.tolist() == [1, 9, 3, 3]  # before set 1, which would pass half of 8 slots
+    grown_hash, grown_id = np.zeros(128, dtype=np.uint64), np.full(128, -1, dtype=np.int64)
+    kernels.rehash(slot_hash, slot_id, grown_hash, grown_id)
+    assert sorted(grown_id[grown_id >= 0].tolist()) == [0, 1, 2]
+    assert kernels.number_shingles(buf, lens, state, grown_hash, grown_id, arena, arena_end, ids) == kernels.DONE
+    assert ids.tolist() == list(range(40)) + [0]

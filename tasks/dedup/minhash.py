@@ -8,14 +8,12 @@ work is shared between texts, because character n-grams repeat heavily across te
   (``sha1_hash32``: the first 4 bytes of SHA-1, little-endian; ``sha1_hash64`` for
   "affine64") and permuted once with datasketch's own numpy expressions (same dtypes,
   same wrap-around), into a row of a cached table (one row per distinct shingle).
-* The signature of a set is the column-wise minimum of its rows, taken for a whole
-  chunk of sets with two numpy calls per shingle *position* (sets sorted by size, so the
-  sets still alive at position j are a prefix): ``acc[:k] = min(acc[:k], table[ids_j])``.
-* Each set is looked up as it arrives, by C-level calls only (``itemgetter(*set)`` on
-  a dict whose ``__missing__`` numbers unseen shingles: no Python call per shingle), so
-  a generator's freshly made set is looked up while its strings are in the CPU cache,
-  then freed, and the next set reuses that memory. The rows of the shingles first seen
-  in a chunk are computed at the end of the chunk, all at once.
+* The signature of a set is the column-wise minimum of its rows.
+* From shingle sets, each set is joined into one string as it arrives (C-level, while
+  its freshly made strings are in the CPU cache), a chunk of sets becomes one UTF-8
+  buffer, and compiled loops (:mod:`tasks.dedup.kernels`, numba) number its shingles
+  by their bytes and take each set's column-wise minimum. Only the rows of shingles
+  never seen before are computed in Python, at the end of the chunk.
 * From texts (:meth:`MinHasher.text_signatures`), the n-grams of a normalised text are
   covered by one "piece" per word: the word, its trailing space and the next n-1
   characters. The n-grams of the pieces are exactly the n-grams of the text (every
@@ -36,8 +34,7 @@ directly, no validation or copy), which :class:`datasketch.MinHashLSH` accepts l
 MinHash; :func:`lsh_insert_many` inserts a whole signature matrix into an LSH index.
 
 A :class:`MinHasher` is not thread-safe (its caches change on every call): use one per
-thread. Everything runs in the calling thread; the work that remains in Python (one
-dict lookup per shingle or per word) holds the GIL, so threads would not add speed.
+thread. Everything runs in the calling thread.
 """
 from __future__ import annotations
 
@@ -45,7 +42,7 @@ import hashlib
 from collections.abc import Callable, Collection, Hashable, Iterable, Sequence
 from collections import defaultdict
 from functools import lru_cache
-from itertools import chain, islice
+from itertools import islice
 from operator import itemgetter
 
 import numpy as np
@@ -181,18 +178,6 @@ class _RowCache:
         self.used = hi
         return ids
 
-    def _store(self, values: np.ndarray) -> None:
-        """Append rows ``values`` to the table (past max_rows if they do not fit: the
-        caller clears the cache once it has used them)."""
-        lo = self.used
-        hi = lo + len(values)
-        if hi > len(self.table):
-            grown = np.empty((max(hi, min(self.max_rows, 2 * len(self.table))), self.num_perm), dtype=self.dtype)
-            grown[:lo] = self.table[:lo]
-            self.table = grown
-        self.table[lo:hi] = values
-        self.used = self.rows.next = hi
-
     def _forget(self, new: list) -> None:
         """Undo the numbering of ``new`` (keys that got no row)."""
         for k in new:
@@ -211,51 +196,102 @@ class _RowCache:
         return table, ids
 
 
+def _kernels():
+    """tasks.dedup.kernels, imported on first use (numba takes a few tenths of a second
+    to import, which commands that never hash should not pay)."""
+    from tasks.dedup import kernels
+
+    return kernels
+
+
 def _minima(table: np.ndarray, lens: np.ndarray, ids: np.ndarray) -> np.ndarray:
     """(len(lens), num_perm): for each set (lens[i] consecutive entries of ids), the
     column-wise minimum of its rows of ``table``; row 0 for an empty set."""
-    n, total = len(lens), len(ids)
-    out = np.repeat(table[:1], n, axis=0)
-    if not total:
-        return out
-    stops = np.cumsum(lens)
-    starts = stops - lens
-    if n <= _FEW:  # a few sets (e.g. one text at a time): one reduction each
-        for i, (a, b) in enumerate(zip(starts.tolist(), stops.tolist())):
-            if b > a:
-                np.min(table[ids[a:b]], axis=0, out=out[i])
-        return out
-    # Sets sorted by size (largest first): the sets that have an entry at position j
-    # are then ranks 0 .. alive[j]-1, and their entries are laid out position by
-    # position, so each position is one contiguous slice of ``by_pos``.
-    order = np.argsort(-lens, kind="stable")
-    slens = lens[order]
-    rank = np.empty(n, dtype=np.intp)
-    rank[order] = np.arange(n)
-    width = int(slens[0])
-    alive = np.searchsorted(-slens, -np.arange(1, width + 1), side="right")  # sets with len > j
-    offset = np.zeros(width + 1, dtype=np.intp)
-    np.cumsum(alive, out=offset[1:])
-    owner = np.repeat(np.arange(n), lens)  # set of each entry
-    by_pos = np.empty(total, dtype=np.intp)
-    by_pos[offset[np.arange(total) - starts[owner]] + rank[owner]] = ids
-    del owner
-    acc = out[order]  # acc[r]: the set of rank r
-    buf = np.empty_like(acc)
-    alive_l, offset_l = alive.tolist(), offset.tolist()
-    for j in range(width):
-        k = alive_l[j]
-        if k <= _FEW and j:  # a long tail of few sets: finish them one by one
-            for r in range(k):
-                o = int(order[r])
-                np.minimum(acc[r], table[ids[starts[o] + j : stops[o]]].min(axis=0), out=acc[r])
-            break
-        np.take(table, by_pos[offset_l[j] : offset_l[j] + k], axis=0, out=buf[:k], mode="clip")  # ids are valid: no bounds check
-        np.minimum(acc[:k], buf[:k], out=acc[:k])
-    return acc[rank]
+    out = np.repeat(table[:1], len(lens), axis=0)
+    if len(ids):
+        _kernels().column_minima(table, np.ascontiguousarray(lens, dtype=np.intp),
+                                 np.ascontiguousarray(ids, dtype=np.intp), out)
+    return out
 
 
-_FEW = 8
+# Separators of a chunk's shingles (tasks.dedup.kernels): a set whose shingles contain
+# either is hashed on its own instead (_MinHasher._direct), so any str works.
+_SHINGLE_END, _SET_END = chr(0x1F), chr(0x1E)
+
+
+class _ShingleTable:
+    """Distinct shingles, numbered by their UTF-8 bytes in a compiled hash table
+    (tasks.dedup.kernels), and a table of their permuted hash values (row = number).
+
+    Memory is bounded like the dict caches: once more than ``max_rows`` shingles are
+    known (a chunk may overshoot), the next chunk starts from an empty table."""
+
+    def __init__(self, num_perm: int, dtype: np.dtype, empty: int, max_rows: int):
+        self.num_perm, self.dtype, self.empty, self.max_rows = num_perm, dtype, empty, max(2, max_rows)
+        self.clear()
+
+    def clear(self) -> None:
+        self.slot_hash = np.zeros(1 << 12, dtype=np.uint64)
+        self.slot_id = np.full(1 << 12, -1, dtype=np.int64)
+        self.arena = np.empty(1 << 16, dtype=np.uint8)  # the shingles' bytes, end to end
+        self.arena_end = np.zeros(1 << 11, dtype=np.int64)  # shingle i: arena[end[i]:end[i + 1]]
+        self.rows = np.empty((1 << 11, self.num_perm), dtype=self.dtype)
+        self.known = 0
+
+    def minima(self, encoded: bytes, lens: list[int], permuted: Callable[[list], np.ndarray]) -> np.ndarray:
+        """Signatures (in the table's dtype) of a chunk of sets: ``encoded`` is their
+        shingles' UTF-8, laid out as tasks.dedup.kernels.number_shingles reads it."""
+        k = _kernels()
+        lens_a = np.array(lens, dtype=np.intp)
+        out = np.full((len(lens), self.num_perm), self.empty, dtype=self.dtype)
+        if not len(encoded) and not lens_a.any():
+            return out
+        data = np.frombuffer(encoded, dtype=np.uint8)
+        try:
+            old = self.known
+            need = int(self.arena_end[old]) + len(data)
+            if need > len(self.arena):
+                self.arena = _grown(self.arena, max(need, 2 * len(self.arena)), int(self.arena_end[old]))
+            ids = np.empty(int(lens_a.sum()), dtype=np.intp)
+            state = np.array([0, 0, 0, old], dtype=np.int64)
+            while k.number_shingles(data, lens_a, state, self.slot_hash, self.slot_id, self.arena,
+                                    self.arena_end, ids) != k.DONE:
+                self._make_room(int(state[3]) + int(lens_a[state[0]]))
+            new = int(state[3])
+            if new > old:
+                ends = self.arena_end[old : new + 1].tolist()
+                blob, o = self.arena[ends[0] : ends[-1]].tobytes(), ends[0]
+                values = permuted([blob[a - o : b - o] for a, b in zip(ends, ends[1:])])
+                if new > len(self.rows):
+                    self.rows = _grown(self.rows, max(new, 2 * len(self.rows)), old)
+                self.rows[old:new] = values
+                self.known = new
+        except BaseException:  # e.g. interrupted between numbering and rows: start afresh
+            self.clear()
+            raise
+        k.column_minima(self.rows, lens_a, ids, out)
+        if self.known > self.max_rows:
+            self.clear()
+        return out
+
+    def _make_room(self, known: int) -> None:
+        """Grow the slots (load at most one half) and the id arrays for ``known`` shingles."""
+        if 2 * known > len(self.slot_hash):
+            size = len(self.slot_hash)
+            while 2 * known > size:
+                size *= 2
+            slot_hash, slot_id = np.zeros(size, dtype=np.uint64), np.full(size, -1, dtype=np.int64)
+            _kernels().rehash(self.slot_hash, self.slot_id, slot_hash, slot_id)
+            self.slot_hash, self.slot_id = slot_hash, slot_id
+        if known >= len(self.arena_end):
+            self.arena_end = _grown(self.arena_end, max(known + 1, 2 * len(self.arena_end)), len(self.arena_end))
+
+
+def _grown(a: np.ndarray, size: int, keep: int) -> np.ndarray:
+    """A larger array (first axis ``size``) with the first ``keep`` entries of ``a``."""
+    out = np.empty((size, *a.shape[1:]), dtype=a.dtype)
+    out[:keep] = a[:keep]
+    return out
 
 
 class MinHasher:
@@ -291,7 +327,7 @@ class MinHasher:
         self._empty = _MAX64 if scheme == _AFFINE64 else _MAX32
         self._hbytes = 8 if scheme == _AFFINE64 else 4
         self._max_rows = max(2, cache_bytes // (num_perm * self._work.itemsize))
-        self._shingles = self._new_cache()
+        self._shingles = _ShingleTable(self.num_perm, self._work, self._empty, self._max_rows)
         self._pieces: dict[int, _RowCache] = {}  # n -> cache of text pieces
 
     def _new_cache(self) -> _RowCache:
@@ -299,7 +335,7 @@ class MinHasher:
 
     def clear(self) -> None:
         """Forget every cached shingle and piece (frees their memory)."""
-        self._shingles = self._new_cache()
+        self._shingles = _ShingleTable(self.num_perm, self._work, self._empty, self._max_rows)
         self._pieces.clear()
 
     # -- hashing ---------------------------------------------------------------------
@@ -337,45 +373,49 @@ class MinHasher:
         return res if res.dtype == self.dtype else res.astype(self.dtype)
 
     def _set_minima(self, shingle_sets: Iterable[Collection]) -> np.ndarray:
-        cache, compute = self._shingles, self._permuted
+        table, permuted = self._shingles, self._permuted
         it = iter(shingle_sets)
         done: list[np.ndarray] = []
+        sep, end = _SHINGLE_END, _SET_END
         while True:
-            rows = cache.rows
-            rows.new = new = []  # keys numbered in this chunk: rows computed at its end
-            found: list[tuple] = []  # rows of each set's keys
+            joined: list[str] = []
             lens: list[int] = []
-            try:
-                # One set at a time, with C-level calls only (looked up while its strings
-                # are in the CPU cache, then freed, so the next set reuses that memory).
-                for s in islice(it, self.chunk):
-                    try:
-                        k = len(s)
-                    except TypeError:  # sets without len(): materialise them
-                        s = list(s)
-                        k = len(s)
-                    lens.append(k)
-                    if k > 1:
-                        found.append(itemgetter(*s)(rows))
-                    elif k:
-                        found.append(tuple(map(rows.__getitem__, s)))
-                if not lens:
-                    break
-                values = compute(new) if new else None
-            except BaseException:  # e.g. a str that is not UTF-8 encodable: keep the cache consistent
-                cache._forget(new)
-                raise
-            if values is not None:
-                cache._store(values)
-            lens_a = np.array(lens, dtype=np.intp)
-            ids = np.fromiter(chain.from_iterable(found), dtype=np.intp, count=int(lens_a.sum()))
-            del found
-            done.append(_minima(cache.table, lens_a, ids))
-            if cache.used > cache.max_rows:  # a chunk may overfill the table: start afresh
-                cache.clear()
+            odd: list[tuple[int, Collection]] = []  # sets hashed on their own (_direct)
+            # One set at a time, joined into one string by C-level calls while its
+            # freshly made strings are in the CPU cache; then it is freed.
+            for s in islice(it, self.chunk):
+                try:
+                    k = len(s)
+                except TypeError:  # sets without len(): materialise them
+                    s = list(s)
+                    k = len(s)
+                try:
+                    j = sep.join(s)
+                except TypeError:  # not all str (bytes shingles)
+                    j = None
+                if j is None or (k and j.count(sep) != k - 1) or end in j:
+                    odd.append((len(lens), s))
+                    k, j = 0, ""
+                lens.append(k)
+                joined.append(j)
+            if not lens:
+                break
+            out = table.minima(end.join(joined).encode("utf-8"), lens, permuted)
+            del joined
+            for i, s in odd:
+                out[i] = self._direct(s)
+            done.append(out)
         if not done:
             return np.empty((0, self.num_perm), dtype=self._work)
         return done[0] if len(done) == 1 else np.concatenate(done)
+
+    def _direct(self, shingles: Collection) -> np.ndarray:
+        """The signature of one set, hashing each item (str as UTF-8, bytes as they
+        are): for sets the shingle table cannot take."""
+        items = list(shingles)
+        if not items:
+            return np.full(self.num_perm, self._empty, dtype=self._work)
+        return self._permuted(items).astype(self._work, copy=False).min(axis=0)
 
     # -- from texts ------------------------------------------------------------------
 
