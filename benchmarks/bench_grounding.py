@@ -19,7 +19,11 @@ the shards' languages, then every shard grounded. Reported per run:
 - peak RSS summed over the process and its workers, and peak PSS (proportional set
   size: pages shared copy-on-write are split between the processes that share them),
   sampled every 0.5 s from /proc/<pid>/smaps_rollup;
-- sha256 of every grounded shard: the runs must agree byte for byte.
+- sha256 of every grounded shard: the runs must agree byte for byte;
+- with 1 worker (grounding in this process), where the grounding CPU goes: inside
+  ``Grounder.ground`` and, within it, in simstring's search (QuickUMLS'
+  ``SimstringDBReader.get``, the C++ ``retrieve``), by ``time.process_time`` around
+  those two calls only (cProfile inflates the Python around them three- to fourfold).
 """
 from __future__ import annotations
 
@@ -125,6 +129,37 @@ def timed(row: dict, name: str):
     row[f"{name}_cpu_s"] = round(cpu_seconds() - c0, 2)
 
 
+class CpuSplit:
+    """process_time spent inside some functions (patched on their classes), for a run that
+    grounds in this process: the first entry of a nested call is counted, not its repeats."""
+
+    def __init__(self):
+        self.cpu: dict[str, float] = {}
+        self.calls: dict[str, int] = {}
+        self._undo: list = []
+
+    def watch(self, cls, name: str, label: str) -> None:
+        fn = getattr(cls, name)
+        self.cpu[label], self.calls[label] = 0.0, 0
+        clock = time.process_time
+
+        def timed_call(*a, **k):
+            t0 = clock()
+            try:
+                return fn(*a, **k)
+            finally:
+                self.cpu[label] += clock() - t0
+                self.calls[label] += 1
+
+        setattr(cls, name, timed_call)
+        self._undo.append((cls, name, fn))
+
+    def restore(self) -> None:
+        for cls, name, fn in reversed(self._undo):
+            setattr(cls, name, fn)
+        self._undo.clear()
+
+
 def run_once(prep: dict, out: Path, workers: int, profile: Path | None) -> dict:
     """One timed run in this process: build the grounders, ground every shard."""
     from tasks.grounding import stage
@@ -143,6 +178,15 @@ def run_once(prep: dict, out: Path, workers: int, profile: Path | None) -> dict:
             for sh in prep["shards"]:
                 stage.prepare_grounders(sh["vocab"], sh["languages"], prep["threshold"], prep["window"], prep["cache_root"])
         stats = {"texts": 0, "unique": 0}
+        split = None
+        if workers == 1:  # grounding runs in this process: the patched calls are counted here
+            from quickumls.toolbox import SimstringDBReader
+
+            from tasks.grounding.grounder import Grounder
+
+            split = CpuSplit()
+            split.watch(Grounder, "ground", "ground_calls")
+            split.watch(SimstringDBReader, "get", "simstring")
         if prof is not None:
             prof.enable()
         with timed(row, "ground"):
@@ -154,6 +198,10 @@ def run_once(prep: dict, out: Path, workers: int, profile: Path | None) -> dict:
         if prof is not None:
             prof.disable()
             prof.dump_stats(str(profile))
+        if split is not None:
+            split.restore()
+            row.update(ground_calls_cpu_s=round(split.cpu["ground_calls"], 2), simstring_cpu_s=round(split.cpu["simstring"], 2),
+                       simstring_searches=split.calls["simstring"])
     row.update(texts=stats["texts"], unique_texts=stats["unique"], items=prep["items"],
                peak_rss_mb=round(peak.rss / 2**20), peak_pss_mb=round(peak.pss / 2**20))
     row["texts_per_s"] = round(row["texts"] / row["ground_wall_s"], 1)
@@ -169,6 +217,14 @@ def markdown(name: str, rows: list[dict]) -> str:
         lines.append(f"| {r['workers']} | {r['texts']:,} ({r['unique_texts']:,}) | {r['build_wall_s']} / {r['build_cpu_s']} | "
                      f"{r['ground_wall_s']} / {r['ground_cpu_s']} | {r['texts_per_s']:,.0f} | {r['texts_per_cpu_s']:,.0f} | "
                      f"{r['peak_rss_mb']:,} | {r['peak_pss_mb']:,} |")
+    for r in rows:
+        if "simstring_cpu_s" in r:
+            g, ss = r["ground_calls_cpu_s"], r["simstring_cpu_s"]
+            lines += ["", f"With {r['workers']} worker: of the grounding's {r['ground_cpu_s']} CPU s, `Grounder.ground` took {g} "
+                          f"({r['texts'] / max(g, 1e-9):,.0f} texts per CPU s), and simstring's search {ss} of those "
+                          f"({100 * ss / max(g, 1e-9):.0f}%, {r['simstring_searches']:,} searches, "
+                          f"{1e6 * ss / max(r['simstring_searches'], 1):,.0f} us each). Were the search free, `ground` would "
+                          f"run at {r['texts'] / max(g - ss, 1e-9):,.0f} texts per CPU s."]
     same = len({json.dumps(r["sha256"], sort_keys=True) for r in rows}) == 1
     lines += ["", f"Grounded shards byte-identical across worker counts: {'yes' if same else 'NO'} "
                   f"({len(rows[0]['sha256'])} shards)."]

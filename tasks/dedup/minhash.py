@@ -215,7 +215,7 @@ def _minima(table: np.ndarray, lens: np.ndarray, ids: np.ndarray) -> np.ndarray:
 
 
 # Separators of a chunk's shingles (tasks.dedup.kernels): a set whose shingles contain
-# either is hashed on its own instead (_MinHasher._direct), so any str works.
+# either is hashed on its own instead (MinHasher._direct), so any str works.
 _SHINGLE_END, _SET_END = chr(0x1F), chr(0x1E)
 
 
