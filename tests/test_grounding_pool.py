@@ -81,6 +81,38 @@ def test_ground_texts_grounds_each_distinct_text_once_in_request_order(sample):
     assert {m["text"] for m in one[("en", "Asthma in children.")]} == {"Asthma"}
 
 
+def test_the_parent_keeps_what_its_workers_searched(sample, monkeypatch):
+    """A pool lives for one shard; the simstring answers its workers found are handed back,
+    so the parent's n-gram cache ends as the in-process grounding leaves it, and the next
+    pool's workers (forked from it) search none of those n-grams again."""
+    from tasks.grounding.quickumls_index import QuickUMLSMatcher
+
+    s, g = sample, sample["g"]
+    langs = {"en": s["langs"]["en"]}
+    vocab = {"concepts": s["vocab"]["concepts"], "atoms_by_lang": {"en": s["vocab"]["atoms_by_lang"]["en"]}}
+    texts = [("en", f"Case {i}: type 2 diabetes mellitus with pneumonia and sepsis in a child.") for i in range(40)]
+    texts += [("en", "Asthma in children."), ("en", "Chronic kidney disease and hypertension.")] * 10
+    args = stage._args(vocab, langs, "en", s["cache"], g.quickumls_threshold, g.quickumls_window)
+    with stage.GROUNDERS.use(stage.grounder_key(*args), lambda: stage.build_grounder(*args)) as grounder:
+        cache = grounder.fuzzy._cache
+
+    def cached_after(workers: int) -> set[str]:
+        cache.clear()
+        stage.ground_texts(texts, vocab, langs, g.quickumls_threshold, g.quickumls_window, s["cache"], workers=workers)
+        return set(cache)
+
+    in_process = cached_after(1)
+    assert len(in_process) > 100
+    absorbed = []
+    real = QuickUMLSMatcher.absorb
+    monkeypatch.setattr(QuickUMLSMatcher, "absorb", lambda self, found: absorbed.append(set(found)) or real(self, found))
+    assert cached_after(2) == in_process
+    assert set().union(*absorbed) == in_process  # (both workers search an n-gram their texts share)
+    absorbed.clear()
+    stage.ground_texts(texts, vocab, langs, g.quickumls_threshold, g.quickumls_window, s["cache"], workers=2)
+    assert absorbed == []  # the next pool's workers inherited every answer: none searched again
+
+
 def test_worker_count_from_the_environment(monkeypatch):
     monkeypatch.setenv(stage.WORKERS_ENV, "3")
     assert stage.ground_workers() == 3

@@ -258,6 +258,7 @@ class QuickUMLSMatcher:
         self.index_dir = Path(index_dir)
         self._cache: dict[str, list] = {}
         self._cache_size = 500_000
+        self._fresh: list[str] | None = None  # n-grams searched since take_fresh(), once track_fresh() is called
         qu = self.qu
         # the settings `_match` reproduces; anything else goes through QuickUMLS itself
         self._exact_replica = (qu.accepted_semtypes is None and qu.to_lowercase_flag and not qu.normalize_unicode_flag
@@ -329,10 +330,35 @@ class QuickUMLSMatcher:
                 prev_cui = cui
                 found.append((toolbox_safe_unicode(match), cui, sim, preferred))
         found.sort(key=lambda m: m[2] + m[3], reverse=True)
+        self._remember(ngram, found)
+        if self._fresh is not None:
+            self._fresh.append(ngram)
+        return found
+
+    def _remember(self, ngram: str, found: list) -> None:
         if len(self._cache) >= self._cache_size:
             self._cache.clear()  # bounded; results do not depend on what is cached
         self._cache[ngram] = found
-        return found
+
+    def track_fresh(self) -> None:
+        """From now on, note the n-grams searched (a forked worker, for ``take_fresh``)."""
+        self._fresh = []
+
+    def take_fresh(self) -> dict[str, list]:
+        """The n-grams searched since ``track_fresh`` or the last call, with their matches
+        (and forget them): what a forked worker hands back so that its parent, and the
+        workers it forks next, do not search them again."""
+        if not self._fresh:
+            return {}
+        fresh = {g: self._cache[g] for g in self._fresh if g in self._cache}
+        self._fresh = []
+        return fresh
+
+    def absorb(self, found_by_ngram: dict[str, list]) -> None:
+        """Keep another process's answers (``take_fresh``) as if searched here."""
+        for ngram, found in found_by_ngram.items():
+            if ngram not in self._cache:
+                self._remember(ngram, found)
 
     def _match(self, doc) -> list[list[dict]]:
         """QuickUMLS' `_match(doc, best_match=True)` for this matcher's settings (no semantic
