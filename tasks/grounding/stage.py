@@ -314,8 +314,8 @@ def _pool_ground(grounders: list[Grounder], chunks: list[list[tuple[int, str]]],
     pool.join()
     # A pool lives for one call (one shard), and its workers' n-gram caches with it: the
     # parent keeps their simstring answers, so the next call's workers inherit them instead
-    # of searching again (339,756 searches for the paper build's shards on 2 workers, 252,535
-    # with answers carried; a search is 141 us)
+    # of searching again (339,756 searches for the paper build's shards on 2 workers, 252,800
+    # with answers carried)
     for _results, fresh in results:
         for g, found in fresh.items():
             grounders[g].fuzzy.absorb(found)
