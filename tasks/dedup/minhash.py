@@ -171,9 +171,7 @@ class _RowCache:
             self._forget(new)
             raise
         if hi > len(self.table):
-            grown = np.empty((min(self.max_rows, max(hi, 2 * len(self.table))), self.num_perm), dtype=self.dtype)
-            grown[:lo] = self.table[:lo]
-            self.table = grown
+            self.table = _grown(self.table, min(self.max_rows, max(hi, 2 * len(self.table))), lo)
         self.table[lo:hi] = values
         self.used = hi
         return ids
@@ -327,8 +325,8 @@ class MinHasher:
         self._empty = _MAX64 if scheme == _AFFINE64 else _MAX32
         self._hbytes = 8 if scheme == _AFFINE64 else 4
         self._max_rows = max(2, cache_bytes // (num_perm * self._work.itemsize))
-        self._shingles = _ShingleTable(self.num_perm, self._work, self._empty, self._max_rows)
         self._pieces: dict[int, _RowCache] = {}  # n -> cache of text pieces
+        self.clear()
 
     def _new_cache(self) -> _RowCache:
         return _RowCache(self.num_perm, self._work, self._empty, self._max_rows)
