@@ -22,7 +22,7 @@ the shards' languages, then every shard grounded. Reported per run:
 - sha256 of every grounded shard: the runs must agree byte for byte;
 - with 1 worker (grounding in this process), where the grounding CPU goes: inside
   ``Grounder.ground`` and, within it, in simstring's search (QuickUMLS'
-  ``SimstringDBReader.get``, the C++ ``retrieve``), by ``time.process_time`` around
+  ``tasks.grounding.simstring_reader.SimstringReader.get``), by ``time.process_time`` around
   those two calls only (cProfile inflates the Python around them three- to fourfold).
 """
 from __future__ import annotations
@@ -180,13 +180,12 @@ def run_once(prep: dict, out: Path, workers: int, profile: Path | None) -> dict:
         stats = {"texts": 0, "unique": 0}
         split = None
         if workers == 1:  # grounding runs in this process: the patched calls are counted here
-            from quickumls.toolbox import SimstringDBReader
-
             from tasks.grounding.grounder import Grounder
+            from tasks.grounding.simstring_reader import SimstringReader
 
             split = CpuSplit()
             split.watch(Grounder, "ground", "ground_calls")
-            split.watch(SimstringDBReader, "get", "simstring")
+            split.watch(SimstringReader, "get", "simstring")
         if prof is not None:
             prof.enable()
         with timed(row, "ground"):

@@ -15,6 +15,7 @@ from schemas.config import Language
 from tasks.grounding.matchers import Term, _BREAK, _select, fold_terms, gc_paused, load_terms
 from tasks.grounding.normalize import NORM_VERSION, fold, fold_term, is_acronym
 from tasks.grounding.params import Match, QUICKUMLS_LANG
+from tasks.grounding.simstring_reader import SimstringReader, UnsupportedDatabase
 
 
 _LOCK = threading.Lock()
@@ -253,6 +254,12 @@ class QuickUMLSMatcher:
         self.nlp = spacy.blank(lang.spacy_lang)
         self.qu = QuickUMLS(str(index_dir), threshold=threshold, window=window, similarity_name=similarity,
                             accepted_semtypes=None, spacy_component=True)
+        # simstring's search, compiled over the same files (same strings, same order): the
+        # C++ reader's scattered look-ups were most of English grounding's CPU
+        try:
+            self.qu.ss_db = SimstringReader(Path(index_dir) / "umls-simstring.db", similarity, threshold)
+        except UnsupportedDatabase:
+            pass  # an index in a layout the compiled reader does not know: QuickUMLS' own reader
         self.stopwords = {fold_term(w, self.latin) for w in _stopwords(lang)}
         self.term_rank = term_rank or {}
         self.index_dir = Path(index_dir)
