@@ -77,9 +77,12 @@ def _spawned_child() -> None:
 def fork_pool(workers: int, initializer=reset_signals):
     """A fork pool whose workers share this process's objects copy-on-write. Frozen objects
     are never traversed by a worker's cyclic GC, which would otherwise write to (and so
-    copy) every page of them."""
+    copy) every page of them. Only the young generations are collected first: a full
+    collection traverses every object the grounders hold, 0.68 s of CPU per pool at paper
+    scale (4.8 s of the build's 7 grounding pools), to free what the next scheduled
+    collection frees anyway (unfreeze hands the old objects back to it)."""
     ctx = multiprocessing.get_context("fork")
-    gc.collect()
+    gc.collect(1)
     gc.freeze()
     try:
         return ctx.Pool(workers, initializer=initializer)
