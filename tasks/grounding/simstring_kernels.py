@@ -502,17 +502,26 @@ def retrieve(query, n, be, measure, alpha, max_size, dbs, slot_id, slot_hash, ke
             p, last = starts[i], starts[i] + nums[i]
             it = 0
             nt = 0
-            while it < nc or p != last:
-                if it == nc or (p != last and cv[it] > db[p]):
-                    tv[nt], tn[nt] = db[p], 1
+            while it < nc and p < last:
+                v, w = cv[it], np.int64(db[p])
+                if w < v:
+                    tv[nt], tn[nt] = w, 1
                     p += 1
-                elif p == last or (it != nc and cv[it] < db[p]):
-                    tv[nt], tn[nt] = cv[it], cn[it]
+                elif v < w:
+                    tv[nt], tn[nt] = v, cn[it]
                     it += 1
                 else:
-                    tv[nt], tn[nt] = cv[it], cn[it] + 1
+                    tv[nt], tn[nt] = v, cn[it] + 1
                     it += 1
                     p += 1
+                nt += 1
+            while it < nc:
+                tv[nt], tn[nt] = cv[it], cn[it]
+                it += 1
+                nt += 1
+            while p < last:
+                tv[nt], tn[nt] = db[p], 1
+                p += 1
                 nt += 1
             cv, tv = tv, cv
             cn, tn = tn, cn
