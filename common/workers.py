@@ -74,15 +74,15 @@ def _spawned_child() -> None:
     use_batch_schedule()
 
 
-def fork_pool(workers: int, initializer=reset_signals):
+def fork_pool(workers: int, initializer=reset_signals, collect: int = 2):
     """A fork pool whose workers share this process's objects copy-on-write. Frozen objects
     are never traversed by a worker's cyclic GC, which would otherwise write to (and so
-    copy) every page of them. Only the young generations are collected first: a full
-    collection traverses every object the grounders hold, 0.68 s of CPU per pool at paper
-    scale (4.8 s of the build's 7 grounding pools), to free what the next scheduled
-    collection frees anyway (unfreeze hands the old objects back to it)."""
+    copy) every page of them. Generations up to `collect` are collected first, so that no
+    garbage is frozen; a pool forked again and again from a process whose heap is all
+    long-lived (the grounding process) passes 1, since a full collection traverses every
+    object it holds (0.68 s of CPU per grounding pool at paper scale) and frees nothing."""
     ctx = multiprocessing.get_context("fork")
-    gc.collect(1)
+    gc.collect(collect)
     gc.freeze()
     try:
         return ctx.Pool(workers, initializer=initializer)

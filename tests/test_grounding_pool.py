@@ -318,3 +318,22 @@ def test_a_large_vocabulary_is_grounded_in_a_process_of_its_own(sample, monkeypa
                               g.quickumls_threshold, g.quickumls_window, s["cache"], str(tmp_path / "here.parquet"))
     assert there.read_bytes() == Path(here).read_bytes()
     assert pq.read_table(there).num_rows == pq.read_table(shard).num_rows > 0
+
+
+def test_a_grounding_pool_collects_only_the_young_generations_before_forking(sample, monkeypatch):
+    """The grounding process's heap is its grounders: a full collection before each fork
+    traversed all of them and freed nothing (ARCHITECTURE 46). Other pools still collect
+    everything first."""
+    import common.workers as workers
+
+    collected = []
+    real = workers.gc.collect
+    monkeypatch.setattr(workers.gc, "collect", lambda generation=2: collected.append(generation) or real(generation))
+    monkeypatch.setenv(stage.WORKERS_ENV, "2")
+    _ground_all(sample, sample["out"] / "young")
+    assert collected and set(collected) == {1}
+    collected.clear()
+    pool = workers.fork_pool(1)
+    pool.close()
+    pool.join()
+    assert collected == [2]
