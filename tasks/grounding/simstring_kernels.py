@@ -177,6 +177,20 @@ def _key_hash(words, a, b):
 
 
 @njit(cache=True, nogil=True)
+def _count_records(dbs):
+    """(records, words of their keys) in all the CDB++ images."""
+    nrec = nwords = 0
+    for db in dbs:
+        pos = _DATA_BEGIN
+        end = _records_end(db) if len(db) else pos
+        while pos < end:  # a record: key size, key, value size, values (sizes in bytes)
+            klen = np.int64(db[pos]) // 4
+            nrec, nwords = nrec + 1, nwords + klen
+            pos += 2 + klen + np.int64(db[pos + 1 + klen]) // 4
+    return nrec, nwords
+
+
+@njit(cache=True, nogil=True)
 def build_directory(dbs):
     """Where every feature's posting list is, for every string size, from the records of
     the CDB++ images ``dbs`` (``dbs[s - 1]``: strings of s features; empty: no file).
@@ -190,22 +204,10 @@ def build_directory(dbs):
     ``arena[key_end[f]:key_end[f + 1]]``); feature f's lists are entries
     ``dir_start[f]:dir_start[f + 1]``, by ascending size, each a (size, first word, count)
     of the values in ``dbs[size - 1]``."""
-    nrec = 0
-    nwords = 0
-    for s in range(len(dbs)):
-        db = dbs[s]
-        if len(db) == 0:
-            continue
-        pos, end = _DATA_BEGIN, _records_end(db)
-        while pos < end:
-            klen = np.int64(db[pos]) // 4
-            nrec += 1
-            nwords += klen
-            pos += 2 + klen + np.int64(db[pos + 1 + klen]) // 4
+    nrec, nwords = _count_records(dbs)
     cap = 16
     while cap < 2 * nrec:
         cap *= 2
-    mask = np.uint64(cap - 1)
     slot_id = np.full(cap, -1, dtype=np.int64)
     slot_hash = np.zeros(cap, dtype=np.uint64)
     key_end = np.zeros(nrec + 1, dtype=np.int64)
@@ -225,20 +227,7 @@ def build_directory(dbs):
             klen = np.int64(db[pos]) // 4
             vlen = np.int64(db[pos + 1 + klen]) // 4
             h = _key_hash(db, pos + 1, pos + 1 + klen)
-            k = np.int64(h & mask)
-            f = -1
-            while slot_id[k] != -1:
-                g = slot_id[k]
-                if slot_hash[k] == h and key_end[g + 1] - key_end[g] == klen:
-                    same = True
-                    for i in range(klen):
-                        if arena[key_end[g] + i] != db[pos + 1 + i]:
-                            same = False
-                            break
-                    if same:
-                        f = g
-                        break
-                k = (k + 1) & (cap - 1)
+            f, k = _probe(db, pos + 1, pos + 1 + klen, h, slot_id, slot_hash, key_end, arena)
             if f == -1:
                 f = nf
                 slot_id[k], slot_hash[k] = f, h
@@ -266,8 +255,9 @@ def build_directory(dbs):
 
 
 @njit(cache=True, nogil=True)
-def _feature_id(keys, a, b, slot_id, slot_hash, key_end, arena):
-    h = _key_hash(keys, a, b)
+def _probe(words, a, b, h, slot_id, slot_hash, key_end, arena):
+    """(feature id, slot) of key ``words[a:b]`` (hash ``h``) in the features' table; id -1
+    and the free slot where it would go when absent."""
     mask = len(slot_id) - 1
     k = np.int64(h & np.uint64(mask))
     klen = b - a
@@ -276,13 +266,18 @@ def _feature_id(keys, a, b, slot_id, slot_hash, key_end, arena):
         if slot_hash[k] == h and key_end[g + 1] - key_end[g] == klen:
             same = True
             for i in range(klen):
-                if arena[key_end[g] + i] != keys[a + i]:
+                if arena[key_end[g] + i] != words[a + i]:
                     same = False
                     break
             if same:
-                return g
+                return g, k
         k = (k + 1) & mask
-    return -1
+    return -1, k
+
+
+@njit(cache=True, nogil=True)
+def _feature_id(keys, a, b, slot_id, slot_hash, key_end, arena):
+    return _probe(keys, a, b, _key_hash(keys, a, b), slot_id, slot_hash, key_end, arena)[0]
 
 
 # std::sort, libstdc++ style, on (num, start) pairs compared by num alone ---------------------
@@ -431,6 +426,39 @@ def std_sort(nums, starts, stack):
 # the search ------------------------------------------------------------------------------
 
 @njit(cache=True, nogil=True)
+def _gallop(db, lo, last, v):
+    """The first position in ``db[lo:last]`` (ascending) holding ``v`` or more (``last`` if
+    none), found by doubling steps from ``lo`` then halving: a few nearby reads where a
+    binary search over the whole list makes about ten scattered ones."""
+    step = 1
+    hi = lo
+    while hi < last and db[hi] < v:
+        lo = hi + 1
+        hi = lo + step
+        step *= 2
+    if hi > last:
+        hi = last
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if db[mid] < v:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@njit(cache=True, nogil=True)
+def _append(out, n, value):
+    """``out`` with ``value`` at position n, grown when full."""
+    if n == len(out):
+        grown = np.empty(2 * len(out), dtype=np.int64)
+        grown[:n] = out[:n]
+        out = grown
+    out[n] = value
+    return out
+
+
+@njit(cache=True, nogil=True)
 def retrieve(query, n, be, measure, alpha, max_size, dbs, slot_id, slot_hash, key_end, arena, dir_start, ent_size,
              ent_start, ent_count):
     """Master-file offsets of the strings simstring's ``retrieve`` returns for ``query``
@@ -535,31 +563,13 @@ def retrieve(query, n, be, measure, alpha, max_size, dbs, slot_id, slot_hash, ke
             lo, last = starts[i], starts[i] + nums[i]
             for j in range(nc):
                 num = cn[j]
-                # std::binary_search's answer; candidates ascend, so the search resumes
-                # where the previous one stopped, galloping (a few nearby reads, not ~10 scattered)
-                v = cv[j]
-                step = 1
-                hi = lo
-                while hi < last and db[hi] < v:
-                    lo = hi + 1
-                    hi = lo + step
-                    step *= 2
-                if hi > last:
-                    hi = last
-                while lo < hi:
-                    mid = (lo + hi) >> 1
-                    if db[mid] < v:
-                        lo = mid + 1
-                    else:
-                        hi = mid
-                if lo < last and db[lo] == v:
+                # std::binary_search's answer; candidates ascend, so each search resumes
+                # where the previous one stopped
+                lo = _gallop(db, lo, last, cv[j])
+                if lo < last and db[lo] == cv[j]:
                     num += 1
                 if mmin <= num:
-                    if nout == len(out):
-                        grown = np.empty(2 * len(out), dtype=np.int64)
-                        grown[:nout] = out[:nout]
-                        out = grown
-                    out[nout] = cv[j]
+                    out = _append(out, nout, cv[j])
                     nout += 1
                 elif num + (qsize - i - 1) >= mmin:
                     tv[nt], tn[nt] = cv[j], num
@@ -572,11 +582,7 @@ def retrieve(query, n, be, measure, alpha, max_size, dbs, slot_id, slot_hash, ke
                 break
         for j in range(nc):  # step 2 was not performed
             if mmin <= cn[j]:
-                if nout == len(out):
-                    grown = np.empty(2 * len(out), dtype=np.int64)
-                    grown[:nout] = out[:nout]
-                    out = grown
-                out[nout] = cv[j]
+                out = _append(out, nout, cv[j])
                 nout += 1
     return out[:nout]
 
