@@ -7,6 +7,7 @@ have children, and on Dask the parallelism is Dask's own workers)."""
 from __future__ import annotations
 
 import gc
+import io
 import multiprocessing
 import os
 import pickle
@@ -68,13 +69,39 @@ def reset_signals() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
+def fresh_std_streams() -> None:
+    """In a forked child: its own sys.stdout and sys.stderr, unbuffered, on the same file
+    descriptors. A buffered stream's lock is copied by the fork as it was: if another thread
+    of the parent was writing (a progress line, a log line) at that moment, the lock is held
+    for ever in the child, and the child's first write, or the flush every multiprocessing
+    worker makes on exit, never returns (the parent's pool.join() then waits for ever). The
+    data the parent had buffered is not the child's to write either."""
+    for name in ("stdout", "stderr"):
+        stream = getattr(sys, name)
+        if not isinstance(getattr(stream, "buffer", None), io.BufferedWriter):
+            continue  # not a buffered stream: nothing holds a lock (pytest's capture, say)
+        try:
+            fd = stream.fileno()
+        except (OSError, ValueError):
+            continue
+        setattr(sys, name, io.TextIOWrapper(io.FileIO(fd, "w", closefd=False), encoding=stream.encoding,
+                                            errors=stream.errors, line_buffering=stream.line_buffering,
+                                            write_through=True))
+
+
+def forked_child() -> None:
+    """What every forked worker does first (the default pool initializer)."""
+    fresh_std_streams()
+    reset_signals()
+
+
 def _spawned_child() -> None:
     """A spawned child starts with CPython's collector schedule, not the parent's."""
     reset_signals()
     use_batch_schedule()
 
 
-def fork_pool(workers: int, initializer=reset_signals, collect: int = 2):
+def fork_pool(workers: int, initializer=forked_child, collect: int = 2):
     """A fork pool whose workers share this process's objects copy-on-write. Frozen objects
     are never traversed by a worker's cyclic GC, which would otherwise write to (and so
     copy) every page of them. Generations up to `collect` are collected first, so that no

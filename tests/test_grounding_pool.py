@@ -250,7 +250,7 @@ def test_prebuild_picks_nothing_below_the_threshold_or_with_one_worker(sample, t
     assert stage.prebuild_indexes(keys, 2, min_atoms=en_rows + 1) == (None, ())
     proc, codes = stage.prebuild_indexes(keys, 2, min_atoms=en_rows)
     assert codes == ("en",)  # zh has a dictionary grounder, fr fewer atoms
-    proc.join()
+    proc.join(300)
     assert proc.exitcode == 0
 
 
@@ -274,8 +274,8 @@ def test_an_index_being_built_elsewhere_is_waited_for_not_built_again(sample, tm
         assert not list(dest.parent.glob(dest.name + ".tmp*"))  # it has not started a build of its own
         dest.mkdir()
         (dest / "done.flag").write_text("built elsewhere")
-    t.join()
-    assert got == [dest]
+    t.join(300)
+    assert not t.is_alive() and got == [dest]
     assert (dest / "done.flag").read_text() == "built elsewhere"
 
 

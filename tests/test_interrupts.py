@@ -45,12 +45,12 @@ def kill_at(point: str, release_dir: Path, work_dir: Path, tmp_path: Path) -> No
     deadline = time.monotonic() + 900
     while not held.exists():
         if proc.poll() is not None:
-            out, err = proc.communicate()
+            out, err = proc.communicate(timeout=60)
             pytest.fail(f"the build ended before {point} (exit {proc.returncode}): {out[-2000:]} {err[-2000:]}")
         assert time.monotonic() < deadline, f"never reached {point}"
         time.sleep(0.2)
     os.killpg(proc.pid, signal.SIGKILL)
-    proc.communicate()
+    proc.communicate(timeout=60)  # the whole group is gone: its pipes close
 
 
 def tree(root: Path) -> dict[str, bytes]:

@@ -41,7 +41,7 @@ from tasks.grounding.params import params_for
 from tasks.grounding.quickumls_index import (_stopwords, index_built, index_dir, lock_ahead, quickumls_index,
                                              wait_for_index)
 from common.parquet import pylist, rows as table_rows, write_parquet
-from common.workers import GROUND_WORKERS_ENV, explicit_workers, fork_pool, reset_signals, worker_count
+from common.workers import GROUND_WORKERS_ENV, explicit_workers, fork_pool, forked_child, reset_signals, worker_count
 
 # nltk and quickumls are imported here, up front, in the importing thread: nltk's lazy
 # submodule imports are not thread-safe ("partially initialized module 'nltk'") and
@@ -273,7 +273,7 @@ def _worker_init() -> None:
     processes moving one file offset would read each other's pages)."""
     from tasks.grounding import matchers
 
-    reset_signals()
+    forked_child()
     matchers._SUDACHI_LOCK = threading.Lock()
     for grounder in _FORKED:
         if grounder.fuzzy is not None:

@@ -1,0 +1,88 @@
+"""Forked worker pools (common.workers.fork_pool) do not leave the parent waiting for ever
+on a child stuck on a standard stream whose lock another thread held at the fork."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from common.workers import fresh_std_streams
+from tests.conftest import ROOT
+
+# A process whose stderr is buffered (as it is without PYTHONUNBUFFERED, in CI and for a user
+# whose stderr is a pipe or a file) and which another thread writes to all the time (progress
+# and log lines do, in a build); then pools are forked from it, as the build forks its stages'.
+STREAM_RACE = textwrap.dedent("""
+    import os, subprocess, sys, threading
+    sys.path.insert(0, sys.argv[1])
+    from common import workers
+    drain = subprocess.Popen(["cat"], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL)
+    os.dup2(drain.stdin.fileno(), 2)
+    sys.stderr = open(2, "w", buffering=1, closefd=False)  # a TextIOWrapper over a BufferedWriter
+
+    def chatter():
+        while True:
+            sys.stderr.write("a progress line\\n" * 8)
+
+    threading.Thread(target=chatter, daemon=True).start()
+    initializer = getattr(workers, sys.argv[2])
+    for _ in range(5):
+        pool = workers.fork_pool(2, initializer=initializer)
+        assert pool.map(abs, range(-8, 0)) == list(range(8, 0, -1))
+        pool.close()
+        pool.join()  # each worker flushes its standard streams as it exits
+    print("joined", flush=True)
+    os._exit(0)
+""")
+
+
+def _race(initializer: str, timeout: float):
+    return subprocess.run([sys.executable, "-c", STREAM_RACE, str(ROOT), initializer], capture_output=True, text=True,
+                          timeout=timeout, env={**os.environ, "PYTHONUNBUFFERED": ""})
+
+
+def test_a_pool_forked_while_another_thread_writes_to_stderr_exits():
+    """The lock of a buffered stream is copied by fork as it was; the workers' own streams
+    (fresh_std_streams) are the only ones they touch."""
+    done = _race("forked_child", timeout=120)
+    assert done.stdout == "joined\n", done.stderr[-2000:]
+
+
+@pytest.mark.slow
+def test_without_fresh_streams_such_a_pool_hangs():
+    """The hazard is real here, so the test above can fail: the signal reset alone (the
+    initializer before fresh_std_streams) leaves a worker waiting for the parent's lock."""
+    with pytest.raises(subprocess.TimeoutExpired):
+        _race("reset_signals", timeout=20)
+
+
+def test_fresh_streams_replace_buffered_ones_and_write_to_the_same_descriptor(tmp_path):
+    code = textwrap.dedent("""
+        import io, os, sys
+        sys.path.insert(0, sys.argv[1])
+        from common.workers import fresh_std_streams
+        out = open(sys.argv[2], "w")
+        sys.stdout = out
+        sys.stderr = io.StringIO()  # not a buffered stream on a descriptor: left as it is
+        before = sys.stderr
+        fresh_std_streams()
+        assert sys.stderr is before
+        assert sys.stdout is not out and type(sys.stdout.buffer) is io.FileIO and sys.stdout.write_through
+        assert sys.stdout.fileno() == out.fileno() and sys.stdout.line_buffering == out.line_buffering
+        out.write("buffered, never flushed\\n")
+        sys.stdout.write("from the fresh stream\\n")
+        os._exit(0)
+    """)
+    target = tmp_path / "out.txt"
+    subprocess.run([sys.executable, "-c", code, str(ROOT), str(target)], check=True, timeout=60)
+    # the old stream's buffer is not written: in a forked child it is the parent's data
+    assert target.read_text() == "from the fresh stream\n"
+
+
+def test_fresh_std_streams_leaves_pytests_capture_alone():
+    before = sys.stdout, sys.stderr
+    fresh_std_streams()
+    assert (sys.stdout, sys.stderr) == before  # an unbuffered capture: no lock to inherit
