@@ -202,6 +202,24 @@ def test_workers_do_not_inherit_the_parents_sigterm_handler():
         signal.signal(signal.SIGTERM, previous)
 
 
+def _stderr_kind() -> tuple[str, bool]:
+    import sys
+
+    return type(getattr(sys.stderr, "buffer", None)).__name__, sys.stderr.write_through
+
+
+def test_grounding_workers_write_through_streams_of_their_own(tmp_path, monkeypatch):
+    """The grounding pool's initializer starts as every fork pool's does
+    (common.workers.forked_child; tests/test_fork_pools.py has the hang it prevents)."""
+    import sys
+
+    buffered = open(tmp_path / "stderr.txt", "w")
+    monkeypatch.setattr(sys, "stderr", buffered)
+    with multiprocessing.get_context("fork").Pool(1, initializer=stage._worker_init) as pool:
+        assert pool.apply(_stderr_kind) == ("FileIO", True)
+    assert _stderr_kind() == ("BufferedWriter", False)  # the parent's own is left as it was
+
+
 def test_a_helper_process_builds_the_indexes_while_the_grounders_are_built(sample, tmp_path, monkeypatch):
     """With two workers and a fresh cache, the QuickUMLS indexes are built by a helper
     process, largest (English) first; this process waits for each on its builder lock and
