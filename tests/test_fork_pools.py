@@ -7,8 +7,6 @@ import subprocess
 import sys
 import textwrap
 
-import pytest
-
 from common.workers import fresh_std_streams
 from tests.conftest import ROOT
 
@@ -28,9 +26,8 @@ STREAM_RACE = textwrap.dedent("""
             sys.stderr.write("a progress line\\n" * 8)
 
     threading.Thread(target=chatter, daemon=True).start()
-    initializer = getattr(workers, sys.argv[2])
     for _ in range(5):
-        pool = workers.fork_pool(2, initializer=initializer)
+        pool = workers.fork_pool(2)  # its default initializer
         assert pool.map(abs, range(-8, 0)) == list(range(8, 0, -1))
         pool.close()
         pool.join()  # each worker flushes its standard streams as it exits
@@ -39,24 +36,60 @@ STREAM_RACE = textwrap.dedent("""
 """)
 
 
-def _race(initializer: str, timeout: float):
-    return subprocess.run([sys.executable, "-c", STREAM_RACE, str(ROOT), initializer], capture_output=True, text=True,
-                          timeout=timeout, env={**os.environ, "PYTHONUNBUFFERED": ""})
-
-
 def test_a_pool_forked_while_another_thread_writes_to_stderr_exits():
     """The lock of a buffered stream is copied by fork as it was; the workers' own streams
-    (fresh_std_streams) are the only ones they touch."""
-    done = _race("forked_child", timeout=120)
+    (fresh_std_streams) are the only ones they touch. Without them the first pool hung here
+    in 3 runs of 3 on a quiet machine (a race: less often on a loaded one, hence the test
+    below, which needs none)."""
+    done = subprocess.run([sys.executable, "-c", STREAM_RACE, str(ROOT)], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONUNBUFFERED": ""})
     assert done.stdout == "joined\n", done.stderr[-2000:]
 
 
-@pytest.mark.slow
-def test_without_fresh_streams_such_a_pool_hangs():
-    """The hazard is real here, so the test above can fail: the signal reset alone (the
-    initializer before fresh_std_streams) leaves a worker waiting for the parent's lock."""
-    with pytest.raises(subprocess.TimeoutExpired):
-        _race("reset_signals", timeout=20)
+# The hazard itself, without the race: a thread is stuck writing to stderr (a pipe nobody
+# reads), so it holds the stream's lock for good; a child forked now runs an initializer,
+# then flushes its streams as a multiprocessing worker does on exit.
+HELD_LOCK = textwrap.dedent("""
+    import fcntl, multiprocessing.util, os, sys, termios, threading, time
+    sys.path.insert(0, sys.argv[1])
+    from common import workers
+    r, w = os.pipe()
+    sys.stderr = open(w, "w", buffering=1, closefd=False)
+    threading.Thread(target=lambda: sys.stderr.write("x" * (1 << 20)), daemon=True).start()
+    buf = bytearray(4)
+    while fcntl.ioctl(r, termios.FIONREAD, buf) is not None and int.from_bytes(buf, "little") < 65536:
+        time.sleep(0.01)  # until the pipe is full: the writer is blocked, holding the lock
+    pid = os.fork()  # no flush first, unlike multiprocessing's fork: the lock stays held
+    if pid == 0:
+        getattr(workers, sys.argv[2])()
+        multiprocessing.util._flush_std_streams()
+        os._exit(0)
+    for _ in range(int(float(sys.argv[3]) / 0.05)):
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            print("child exited", status, flush=True)
+            break
+        time.sleep(0.05)
+    else:
+        os.kill(pid, 9)
+        print("child stuck", flush=True)
+    os._exit(0)
+""")
+
+
+def _held(initializer: str, wait: float) -> str:
+    return subprocess.run([sys.executable, "-c", HELD_LOCK, str(ROOT), initializer, str(wait)], capture_output=True,
+                          text=True, timeout=120).stdout
+
+
+def test_a_child_forked_while_stderrs_lock_is_held_still_exits():
+    assert _held("forked_child", 60) == "child exited 0\n"
+
+
+def test_without_fresh_streams_that_child_waits_for_ever():
+    """The hazard is real here, so the tests above can fail: the signal reset alone (the
+    initializer before fresh_std_streams) leaves the child waiting for the parent's lock."""
+    assert _held("reset_signals", 3) == "child stuck\n"
 
 
 def test_fresh_streams_replace_buffered_ones_and_write_to_the_same_descriptor(tmp_path):
