@@ -439,11 +439,15 @@ def _gallop(db, lo, last, v):
         lo = hi + 1
         hi = lo + step
         step *= 2
-    if hi > last:
-        hi = last
+    return _lower_bound(db, lo, min(hi, last), v)
+
+
+@njit(cache=True, nogil=True)
+def _lower_bound(a, lo, hi, v):
+    """The first position in ``a[lo:hi]`` (ascending) holding ``v`` or more (``hi`` if none)."""
     while lo < hi:
         mid = (lo + hi) >> 1
-        if db[mid] < v:
+        if a[mid] < v:
             lo = mid + 1
         else:
             hi = mid
@@ -484,15 +488,8 @@ def retrieve(query, n, be, measure, alpha, max_size, dbs, slot_id, slot_hash, ke
         f = _feature_id(keys, a, ends[i], slot_id, slot_hash, key_end, arena)
         a = ends[i]
         if f >= 0:
-            lo, hi = dir_start[f], dir_start[f + 1]
-            dir_end[i] = hi
-            while lo < hi:
-                mid = (lo + hi) >> 1
-                if ent_size[mid] < xmin:
-                    lo = mid + 1
-                else:
-                    hi = mid
-            ptr[i] = lo
+            dir_end[i] = dir_start[f + 1]
+            ptr[i] = _lower_bound(ent_size, dir_start[f], dir_start[f + 1], xmin)
     stack = np.empty((_STACK, 3), dtype=np.int64)
     cv = np.empty(64, dtype=np.int64)
     cn = np.empty(64, dtype=np.int64)
