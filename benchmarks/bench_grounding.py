@@ -18,7 +18,10 @@ the shards' languages, then every shard grounded. Reported per run:
   CPU second);
 - peak RSS summed over the process and its workers, and peak PSS (proportional set
   size: pages shared copy-on-write are split between the processes that share them),
-  sampled every 0.5 s from /proc/<pid>/smaps_rollup;
+  sampled every 0.5 s from /proc/<pid>/smaps_rollup by the driving process, not the
+  measured one: reading smaps_rollup walks every page table of the process tree, and
+  the kernel charges that to the reader (1.4 of the 36 CPU s of a 2-worker paper run,
+  by perf, when the sampler was a thread of the measured process);
 - sha256 of every grounded shard: the runs must agree byte for byte;
 - with 1 worker (grounding in this process), where the grounding CPU goes: inside
   ``Grounder.ground`` and, within it, in simstring's search (QuickUMLS'
@@ -77,18 +80,24 @@ def prepare(config: Path, out: Path) -> dict:
 
 
 class Peak:
-    """Peak RSS and PSS summed over this process and its children, sampled on a thread."""
+    """Peak RSS and PSS summed over a process (`pid`) and its children, sampled on a thread
+    of the process that asks (so that the sampling is not counted in the measured one)."""
 
-    def __init__(self, every: float = 0.5):
+    def __init__(self, pid: int, every: float = 0.5):
+        self.pid = pid
         self.rss = self.pss = 0
         self.every = every
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
     def sample(self) -> None:
-        me = psutil.Process()
+        try:
+            me = psutil.Process(self.pid)
+            procs = [me, *me.children(recursive=True)]
+        except psutil.NoSuchProcess:  # it has exited
+            return
         rss = pss = 0
-        for p in [me, *me.children(recursive=True)]:
+        for p in procs:
             # smaps_rollup: the kernel sums the mappings (psutil's memory_full_info parses every
             # mapping in Python-visible time, which showed up in the measured CPU)
             try:
@@ -173,36 +182,34 @@ def run_once(prep: dict, out: Path, workers: int, profile: Path | None) -> dict:
         import cProfile
 
         prof = cProfile.Profile()
-    with Peak() as peak:
-        with timed(row, "build"):
-            for sh in prep["shards"]:
-                stage.prepare_grounders(sh["vocab"], sh["languages"], prep["threshold"], prep["window"], prep["cache_root"])
-        stats = {"texts": 0, "unique": 0}
-        split = None
-        if workers == 1:  # grounding runs in this process: the patched calls are counted here
-            from tasks.grounding.grounder import Grounder
-            from tasks.grounding.simstring_reader import SimstringReader
+    with timed(row, "build"):
+        for sh in prep["shards"]:
+            stage.prepare_grounders(sh["vocab"], sh["languages"], prep["threshold"], prep["window"], prep["cache_root"])
+    stats = {"texts": 0, "unique": 0}
+    split = None
+    if workers == 1:  # grounding runs in this process: the patched calls are counted here
+        from tasks.grounding.grounder import Grounder
+        from tasks.grounding.simstring_reader import SimstringReader
 
-            split = CpuSplit()
-            split.watch(Grounder, "ground", "ground_calls")
-            split.watch(SimstringReader, "get", "simstring")
-        if prof is not None:
-            prof.enable()
-        with timed(row, "ground"):
-            paths = []
-            for sh in prep["shards"]:
-                paths.append(stage.ground_shard(sh["shard"], sh["corpus"], sh["vocab"], sh["languages"], prep["key_groups"],
-                                                prep["min_score"], prep["threshold"], prep["window"], prep["cache_root"],
-                                                str(dest / Path(sh["shard"]).name), stats=stats))
-        if prof is not None:
-            prof.disable()
-            prof.dump_stats(str(profile))
-        if split is not None:
-            split.restore()
-            row.update(ground_calls_cpu_s=round(split.cpu["ground_calls"], 2), simstring_cpu_s=round(split.cpu["simstring"], 2),
-                       simstring_searches=split.calls["simstring"])
-    row.update(texts=stats["texts"], unique_texts=stats["unique"], items=prep["items"],
-               peak_rss_mb=round(peak.rss / 2**20), peak_pss_mb=round(peak.pss / 2**20))
+        split = CpuSplit()
+        split.watch(Grounder, "ground", "ground_calls")
+        split.watch(SimstringReader, "get", "simstring")
+    if prof is not None:
+        prof.enable()
+    with timed(row, "ground"):
+        paths = []
+        for sh in prep["shards"]:
+            paths.append(stage.ground_shard(sh["shard"], sh["corpus"], sh["vocab"], sh["languages"], prep["key_groups"],
+                                            prep["min_score"], prep["threshold"], prep["window"], prep["cache_root"],
+                                            str(dest / Path(sh["shard"]).name), stats=stats))
+    if prof is not None:
+        prof.disable()
+        prof.dump_stats(str(profile))
+    if split is not None:
+        split.restore()
+        row.update(ground_calls_cpu_s=round(split.cpu["ground_calls"], 2), simstring_cpu_s=round(split.cpu["simstring"], 2),
+                   simstring_searches=split.calls["simstring"])
+    row.update(texts=stats["texts"], unique_texts=stats["unique"], items=prep["items"])
     row["texts_per_s"] = round(row["texts"] / row["ground_wall_s"], 1)
     row["texts_per_cpu_s"] = round(row["texts"] / max(1e-9, row["ground_cpu_s"]), 1)
     row["sha256"] = {Path(p).name: hashlib.sha256(Path(p).read_bytes()).hexdigest() for p in paths}
@@ -255,11 +262,14 @@ def main() -> int:
         cmd = [sys.executable, str(Path(__file__).resolve()), "--config", str(args.config), "--out", str(out), "--one", str(w)]
         if args.profile:
             cmd += ["--profile", str(args.profile)]
-        res = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
-        line = [l for l in res.stdout.splitlines() if l.startswith("RESULT ")]
-        if res.returncode != 0 or not line:
-            raise SystemExit(f"run with {w} workers failed:\n{res.stderr[-3000:]}")
-        rows.append(json.loads(line[0][7:]))
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                env={**os.environ, "PYTHONPATH": str(ROOT)})
+        with Peak(proc.pid) as peak:
+            stdout, stderr = proc.communicate()
+        line = [l for l in stdout.splitlines() if l.startswith("RESULT ")]
+        if proc.returncode != 0 or not line:
+            raise SystemExit(f"run with {w} workers failed:\n{stderr[-3000:]}")
+        rows.append({**json.loads(line[0][7:]), "peak_rss_mb": round(peak.rss / 2**20), "peak_pss_mb": round(peak.pss / 2**20)})
         print(json.dumps({k: v for k, v in rows[-1].items() if k != "sha256"}), flush=True)
     md = (f"Measured on {platform.node() and 'this machine'} ({len(os.sched_getaffinity(0))} cores, "
           f"{round(psutil.virtual_memory().total / 2**30)} GiB, Python {platform.python_version()}); "
