@@ -297,6 +297,40 @@ def test_an_index_being_built_elsewhere_is_waited_for_not_built_again(sample, tm
     assert (dest / "done.flag").read_text() == "built elsewhere"
 
 
+def test_an_index_build_frees_its_terms_before_writing_the_index(sample, tmp_path, monkeypatch):
+    """The terms and their folded forms were 300 of the 1,950 MB an English index build
+    peaked at (paper scale): writing the index needs neither, so they are gone when it
+    starts."""
+    import weakref
+
+    from tasks.grounding import quickumls_index as qi
+
+    class Held(list):  # a list that can be referred to weakly
+        pass
+
+    s = sample
+    atoms = Path(s["vocab"]["atoms_by_lang"]["fr"])
+    lang = stage.Language.model_validate_json(stage._args(s["vocab"], s["langs"], "fr", str(tmp_path), 0.7, 5)[1])
+    weak, alive_at_write = {}, []
+
+    def kept(name: str, value: Held) -> Held:
+        weak[name] = weakref.ref(value)
+        return value
+
+    real_load, real_fold, real_write = qi.load_terms, qi.fold_terms, qi.write_index
+    monkeypatch.setattr(qi, "load_terms", lambda *a: kept("terms", Held(real_load(*a))))
+    monkeypatch.setattr(qi, "fold_terms", lambda *a: kept("folded", Held(real_fold(*a))))
+
+    def write(entries, *dirs):
+        alive_at_write.append(sorted(k for k, ref in weak.items() if ref() is not None))
+        return real_write(entries, *dirs)
+
+    monkeypatch.setattr(qi, "write_index", write)
+    dest = qi.quickumls_index(atoms, lang, tmp_path)
+    assert sorted(weak) == ["folded", "terms"] and alive_at_write == [[]]
+    assert int((dest / "done.flag").read_text()) > 1000  # the entries, counted after the terms were freed
+
+
 def test_a_large_vocabulary_is_grounded_in_a_process_of_its_own(sample, monkeypatch, tmp_path):
     """At scale the ground task grounds in flows.prefect_tasks.GROUNDING_PROCESS, which exits
     (its grounders' memory with it) when the flow releases the grounders; same bytes."""
