@@ -89,9 +89,20 @@ def fresh_std_streams() -> None:
                                             write_through=True))
 
 
+def forget_parents_exit_calls() -> None:
+    """In a forked child: the exit calls the parent's threads and services registered
+    (threading._register_atexit) are the parent's. A worker runs them as it ends, and
+    Prefect's, whose service thread is not in the child, failed there (AssertionError), so
+    every worker of a pool forked from the build's process ended with exit status 1."""
+    calls = getattr(threading, "_threading_atexits", None)
+    if isinstance(calls, list):
+        calls.clear()
+
+
 def forked_child() -> None:
     """What every forked worker does first (the default pool initializer)."""
     fresh_std_streams()
+    forget_parents_exit_calls()
     reset_signals()
 
 
@@ -101,20 +112,126 @@ def _spawned_child() -> None:
     use_batch_schedule()
 
 
-def fork_pool(workers: int, initializer=forked_child, collect: int = 2):
+def _ready() -> None:
+    """The first call a fork pool makes: it is answered once a worker has started."""
+
+
+class WorkerDied(InputError):
+    """A forked worker process ended without answering: the kernel's out-of-memory killer,
+    or a signal from outside. multiprocessing.Pool would start another worker and leave
+    the call waiting for ever; the build stops with this one line instead (exit 2: what
+    the machine could give, not a bug)."""
+
+
+def _how_it_ended(exitcode: int | None) -> str:
+    if exitcode is not None and exitcode < 0:
+        try:
+            name = signal.Signals(-exitcode).name
+        except ValueError:
+            name = f"signal {-exitcode}"
+        if -exitcode == signal.SIGKILL:
+            return f"killed by {name}, which is what the kernel's out-of-memory killer sends"
+        return f"killed by {name}"
+    return f"exit code {exitcode}"
+
+
+class ForkPool:
+    """Worker processes forked from this process, sharing its objects copy-on-write: the
+    part of multiprocessing.Pool's interface the stages use (`map`, `apply_async`,
+    `close`, `join`, `terminate`), over concurrent.futures' ProcessPoolExecutor, which
+    notices a worker that dies (see WorkerDied). `what` names the pool in that line."""
+
+    def __init__(self, workers: int, initializer, collect: int, what: str, env: str | None):
+        self.what, self.env = what, env
+        gc.collect(collect)
+        gc.freeze()
+        try:
+            from concurrent.futures import ProcessPoolExecutor
+
+            self._ex = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"), initializer=initializer)
+            started = self._ex.submit(_ready)  # with fork, the first call forks every worker: here, heap frozen
+            # the workers, and the executor's thread that reaps them (shutdown() forgets it)
+            self._procs = list(self._ex._processes.values())
+            self._reaper = self._ex._executor_manager_thread
+        finally:
+            gc.unfreeze()
+        self.result(started)
+
+    def result(self, future):
+        """The call's answer; its exception raised as itself; WorkerDied if a worker died."""
+        from concurrent.futures.process import BrokenProcessPool
+
+        try:
+            return future.result()
+        except BrokenProcessPool:
+            raise self._died() from None
+
+    def _died(self) -> WorkerDied:
+        # the executor stops the other workers (SIGTERM) and reaps every one in its own
+        # thread: once that has ended, each worker's exit status is known
+        self.terminate()
+        ended = [p.exitcode for p in self._procs if p.exitcode not in (None, 0, -signal.SIGTERM)]
+        how = _how_it_ended(ended[0]) if ended else "it ended without answering"
+        fewer = f" (or {self.env}=1)" if self.env else ""
+        return WorkerDied(self.what, f"a worker process died ({how}); free some memory or use fewer workers{fewer} "
+                                     "and run the same command again")
+
+    def map(self, fn, items, chunksize: int = 1) -> list:
+        """`fn` of every item, in order (one call a message: `chunksize` must be 1)."""
+        assert chunksize == 1
+        futures = [self._ex.submit(fn, item) for item in items]
+        return [self.result(f) for f in futures]
+
+    def apply_async(self, fn, args: tuple = ()) -> "_Pending":
+        return _Pending(self, self._ex.submit(fn, *args))
+
+    def close(self) -> None:
+        """No more calls: the workers exit once theirs are answered (see join)."""
+        self._closing = True
+
+    def join(self) -> None:
+        if getattr(self, "_closing", False):
+            self._ex.shutdown(wait=True)
+        self._reaper.join()
+        for p in self._procs:
+            p.join()
+
+    def terminate(self) -> None:
+        """Stop every worker now (SIGTERM, as Pool does: a worker's own status then tells a
+        stop from here apart from a death); calls not answered are dropped."""
+        self._closing = False
+        self._ex.shutdown(wait=False, cancel_futures=True)
+        for p in self._procs:
+            if p.exitcode is None:
+                p.terminate()
+        # the executor's thread reaps the workers: joining them before it is done would race
+        # it for their exit status (the loser sees none, and the process looks alive)
+        self._reaper.join()
+        for p in self._procs:
+            p.join()
+
+
+class _Pending:
+    """What `ForkPool.apply_async` returns: `get()` waits for the answer."""
+
+    def __init__(self, pool: ForkPool, future):
+        self._pool, self._future = pool, future
+
+    def get(self):
+        return self._pool.result(self._future)
+
+
+def fork_pool(workers: int, initializer=forked_child, collect: int = 2, what: str = "worker pool",
+              env: str | None = None) -> ForkPool:
     """A fork pool whose workers share this process's objects copy-on-write. Frozen objects
     are never traversed by a worker's cyclic GC, which would otherwise write to (and so
     copy) every page of them. Generations up to `collect` are collected first, so that no
     garbage is frozen; a pool forked again and again from a process whose heap is all
     long-lived (the grounding process) passes 1, since a full collection traverses every
-    object it holds (0.68 s of CPU per grounding pool at paper scale) and frees nothing."""
-    ctx = multiprocessing.get_context("fork")
-    gc.collect(collect)
-    gc.freeze()
-    try:
-        return ctx.Pool(workers, initializer=initializer)
-    finally:
-        gc.unfreeze()
+    object it holds (0.68 s of CPU per grounding pool at paper scale) and frees nothing.
+    A worker that dies fails the calls waiting on it with `WorkerDied` (`what` and `env`,
+    the stage and its worker-count variable, go into that line)."""
+    return ForkPool(workers, initializer, collect, what, env)
 
 
 def _isolated_call(fn, args: tuple, kwargs: dict):

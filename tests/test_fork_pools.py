@@ -1,13 +1,20 @@
-"""Forked worker pools (common.workers.fork_pool) do not leave the parent waiting for ever
-on a child stuck on a standard stream whose lock another thread held at the fork."""
+"""Forked worker pools (common.workers.fork_pool) do not leave the parent waiting for ever:
+not on a child stuck on a standard stream whose lock another thread held at the fork, and
+not on a worker that died (the out-of-memory killer's SIGKILL)."""
 from __future__ import annotations
 
+import multiprocessing
 import os
+import signal
 import subprocess
 import sys
 import textwrap
+import threading
 
-from common.workers import fresh_std_streams
+import pytest
+
+from common import workers
+from common.workers import WorkerDied, fresh_std_streams
 from tests.conftest import ROOT
 
 # A process whose stderr is buffered (as it is without PYTHONUNBUFFERED, in CI and for a user
@@ -119,3 +126,118 @@ def test_fresh_std_streams_leaves_pytests_capture_alone():
     before = sys.stdout, sys.stderr
     fresh_std_streams()
     assert (sys.stdout, sys.stderr) == before  # an unbuffered capture: no lock to inherit
+
+
+def _dies_on(n: int) -> int:
+    """In a worker: -k ends this process with signal k, as the kernel or a user would."""
+    if n < 0:
+        os.kill(os.getpid(), -n)
+    if n == 0:
+        raise ValueError("zero")
+    return n * 10
+
+
+def _within(seconds: float, fn):
+    """fn() on a thread, which must finish within `seconds` (multiprocessing.Pool's map
+    waits for ever on a worker killed mid-call: the test fails instead of hanging)."""
+    out = {}
+
+    def run():
+        try:
+            out["value"] = fn()
+        except BaseException as exc:  # noqa: BLE001
+            out["error"] = exc
+
+    t = threading.Thread(target=run, daemon=True)
+    t.start()
+    t.join(seconds)
+    assert not t.is_alive(), "still waiting on a dead worker"
+    return out
+
+
+OOM_LINE = ("grounding: a worker process died (killed by SIGKILL, which is what the kernel's out-of-memory killer "
+            "sends); free some memory or use fewer workers (or MMEDBENCH_GROUND_WORKERS=1) and run the same command again")
+
+
+def test_a_worker_killed_mid_map_fails_the_map_with_one_line():
+    pool = workers.fork_pool(2, what="grounding", env="MMEDBENCH_GROUND_WORKERS")
+    try:
+        got = _within(60, lambda: pool.map(_dies_on, [1, 2, -signal.SIGKILL, 4, 5, 6]))
+    finally:
+        pool.terminate()
+        pool.join()
+    assert "value" not in got
+    assert type(got["error"]) is WorkerDied and str(got["error"]) == OOM_LINE
+    assert got["error"].exit_code == 2
+    assert [p.exitcode for p in pool._procs].count(-signal.SIGKILL) == 1
+    assert not [p for p in multiprocessing.active_children() if p in pool._procs]  # every worker reaped
+
+
+@pytest.mark.parametrize("how", ["apply_async", "map"])
+def test_another_signal_is_named_and_a_workers_own_exception_is_itself(how):
+    pool = workers.fork_pool(1, what="confusion sets")
+    call = (lambda n: pool.apply_async(_dies_on, (n,)).get()) if how == "apply_async" else (lambda n: pool.map(_dies_on, [n])[0])
+    try:
+        assert call(3) == 30
+        with pytest.raises(ValueError, match="^zero$"):
+            call(0)
+        assert call(4) == 40  # an exception is an answer: the pool goes on
+        got = _within(60, lambda: call(-signal.SIGUSR1))
+    finally:
+        pool.terminate()
+        pool.join()
+    assert str(got["error"]) == ("confusion sets: a worker process died (killed by SIGUSR1); free some memory or use "
+                                 "fewer workers and run the same command again")
+
+
+def test_a_pool_closed_lets_its_workers_exit_and_a_terminated_one_stops_them():
+    pool = workers.fork_pool(2)
+    assert pool.map(_dies_on, [1, 2, 3]) == [10, 20, 30]
+    pool.close()
+    pool.join()
+    assert sorted(p.exitcode for p in pool._procs) == [0, 0]
+    pool = workers.fork_pool(2)
+    pool.apply_async(time_sleep, (60,))
+    got = _within(30, lambda: (pool.terminate(), pool.join()))  # not after the minute the call takes
+    assert "error" not in got
+    assert sorted(p.exitcode for p in pool._procs) == [-signal.SIGTERM, -signal.SIGTERM]
+
+
+def test_workers_end_cleanly_though_the_parent_registered_exit_calls_that_fail_in_them():
+    """Prefect registers a call for the end of the process (threading._register_atexit)
+    that fails in a forked child: a worker that ran it ended with status 1."""
+    def failing():
+        raise AssertionError("the parent's service is not in this process")
+
+    threading._register_atexit(failing)
+    try:
+        pool = workers.fork_pool(2)
+        assert pool.map(_dies_on, [1, 2]) == [10, 20]
+        pool.close()
+        pool.join()
+    finally:  # registered as a functools.partial
+        threading._threading_atexits[:] = [c for c in threading._threading_atexits if getattr(c, "func", c) is not failing]
+    assert [p.exitcode for p in pool._procs] == [0, 0]
+
+
+def time_sleep(seconds: float) -> None:
+    import time
+
+    time.sleep(seconds)
+
+
+def test_the_line_crosses_a_process_of_its_own_as_itself():
+    """The grounding process (IsolatedProcess) hands the build the same error, exit code included."""
+    proc = workers.IsolatedProcess()
+    try:
+        with pytest.raises(WorkerDied) as err:
+            proc.call(_raise_died)
+    finally:
+        proc.close()
+    assert str(err.value) == OOM_LINE and err.value.exit_code == 2
+
+
+def _raise_died():
+    raise WorkerDied("grounding", "a worker process died (killed by SIGKILL, which is what the kernel's out-of-memory "
+                                  "killer sends); free some memory or use fewer workers (or MMEDBENCH_GROUND_WORKERS=1) "
+                                  "and run the same command again")

@@ -113,6 +113,46 @@ def test_the_parent_keeps_what_its_workers_searched(sample, monkeypatch):
     assert absorbed == []  # the next pool's workers inherited every answer: none searched again
 
 
+def _killed_in_chunk(chunk):
+    """A grounding worker the out-of-memory killer picks."""
+    import os
+    import signal
+
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def test_a_grounding_worker_that_dies_stops_the_stage_with_one_line(sample, monkeypatch):
+    """multiprocessing.Pool would start another worker and wait for ever for the chunk the
+    dead one held; the stage fails with the line the CLI prints (exit 2)."""
+    import threading
+
+    from common.workers import WorkerDied
+
+    s, g = sample, sample["g"]
+    langs = {"en": s["langs"]["en"]}
+    vocab = {"concepts": s["vocab"]["concepts"], "atoms_by_lang": {"en": s["vocab"]["atoms_by_lang"]["en"]}}
+    texts = [("en", f"Case {i}: pneumonia with sepsis.") for i in range(40)]
+    monkeypatch.setattr(stage, "_ground_chunk", _killed_in_chunk)
+    got = []
+    t = threading.Thread(target=lambda: got.append(_raised(lambda: stage.ground_texts(
+        texts, vocab, langs, g.quickumls_threshold, g.quickumls_window, s["cache"], workers=2))), daemon=True)
+    t.start()
+    t.join(120)
+    assert not t.is_alive(), "the stage is still waiting on its dead worker"
+    assert type(got[0]) is WorkerDied and got[0].exit_code == 2
+    assert str(got[0]).startswith("grounding: a worker process died (killed by SIGKILL, which is what the kernel's "
+                                  "out-of-memory killer sends); ")
+    assert str(got[0]).endswith("(or MMEDBENCH_GROUND_WORKERS=1) and run the same command again")
+
+
+def _raised(fn):
+    try:
+        fn()
+    except BaseException as exc:  # noqa: BLE001
+        return exc
+    return None
+
+
 def test_worker_count_from_the_environment(monkeypatch):
     monkeypatch.setenv(stage.WORKERS_ENV, "3")
     assert stage.ground_workers() == 3

@@ -511,7 +511,7 @@ class _TargetSets:
         self._memo: dict[int, dict[str, ConfusionCandidate]] = {}
         self.pool = None  # worker processes (`computed_on`), or None: computed here when read
         self.batch = SET_BATCH
-        self._pending: dict[int, object] = {}  # target -> the AsyncResult of the chunk computing it
+        self._pending: dict[int, object] = {}  # target -> the pending answer of the chunk computing it
         self.cache = NameShingles()
         self.by_tui: dict[str, list[str]] = defaultdict(list)
         # one seeded order per semantic type, computed once: each target then reads a window of
@@ -680,7 +680,7 @@ def computed_on(sets_by_tier: dict[str, LazyTier], workers: int):
     sets = tiers[0]._sets
     _FORKED[:] = [sets]
     try:
-        pool = fork_pool(workers)  # the lexicon and the allocator's structures, shared
+        pool = fork_pool(workers, what="confusion sets", env=WORKERS_ENV)  # the lexicon and the allocator's structures, shared
     finally:
         _FORKED[:] = []
     sets.pool = pool

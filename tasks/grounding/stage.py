@@ -339,7 +339,7 @@ def _pool_ground(grounders: list[Grounder], chunks: list[list[tuple[int, str]]],
     global _FORKED
     _FORKED = grounders
     try:
-        pool = fork_pool(workers, _worker_init, collect=1)  # the matcher structures, shared
+        pool = fork_pool(workers, _worker_init, collect=1, what="grounding", env=WORKERS_ENV)  # the matcher structures, shared
     finally:
         _FORKED = []
     try:
