@@ -522,8 +522,8 @@ def ground_shard(shard: str, corpus: dict[str, str], vocab: dict, languages: dic
     if stats is not None:
         stats["texts"] = stats.get("texts", 0) + len(requests) + len(second)
         stats["unique"] = stats.get("unique", 0) + len(mentions)
-    # only the concepts the shard's mentions name (every concept below comes from them):
-    # the whole table is millions of rows at full scale, and shard tasks run side by side
+    # the group and definedness of the concepts the shard's mentions name (every concept
+    # below comes from them), from the table's facts read once per process
     found = sorted({m["cui"] for ms in mentions.values() for m in ms})
     group_of, defined = concept_facts(vocab["concepts"], found)
 
