@@ -123,8 +123,8 @@ class WorkerDied(InputError):
     the machine could give, not a bug)."""
 
 
-def _how_it_ended(exitcode: int | None) -> str:
-    if exitcode is not None and exitcode < 0:
+def _how_it_ended(exitcode: int) -> str:
+    if exitcode < 0:
         try:
             name = signal.Signals(-exitcode).name
         except ValueError:
@@ -143,6 +143,7 @@ class ForkPool:
 
     def __init__(self, workers: int, initializer, collect: int, what: str, env: str | None):
         self.what, self.env = what, env
+        self._closing = False  # close() was called: join() lets the workers finish and exit
         gc.collect(collect)
         gc.freeze()
         try:
@@ -176,9 +177,8 @@ class ForkPool:
         return WorkerDied(self.what, f"a worker process died ({how}); free some memory or use fewer workers{fewer} "
                                      "and run the same command again")
 
-    def map(self, fn, items, chunksize: int = 1) -> list:
-        """`fn` of every item, in order (one call a message: `chunksize` must be 1)."""
-        assert chunksize == 1
+    def map(self, fn, items) -> list:
+        """`fn` of every item, in order (one call a message)."""
         futures = [self._ex.submit(fn, item) for item in items]
         return [self.result(f) for f in futures]
 
@@ -190,7 +190,7 @@ class ForkPool:
         self._closing = True
 
     def join(self) -> None:
-        if getattr(self, "_closing", False):
+        if self._closing:
             self._ex.shutdown(wait=True)
         self._reaper.join()
         for p in self._procs:

@@ -343,7 +343,7 @@ def _pool_ground(grounders: list[Grounder], chunks: list[list[tuple[int, str]]],
     finally:
         _FORKED = []
     try:
-        results = pool.map(_ground_chunk, chunks, chunksize=1)
+        results = pool.map(_ground_chunk, chunks)
     except BaseException:
         pool.terminate()
         pool.join()
