@@ -8,8 +8,9 @@ shard of a build, with 1 and 2 worker processes, and what it costs.
 The vocabulary and the source shards are prepared once (in-process, like
 benchmarks/run_bench.py) under --out and reused; the QuickUMLS indexes are built once
 before any timed run. Then each worker count runs in a fresh Python process (so that its
-grounders are built from nothing and its peak memory is its own): grounders built for
-the shards' languages, then every shard grounded. Reported per run:
+grounders are built from nothing and its peak memory is its own), with the garbage
+collector's schedule the CLI gives a build (common.gcpolicy): grounders built for the
+shards' languages, then every shard grounded. Reported per run:
 
 - texts: grounding calls the stage makes (native texts, English pivots, options), and
   how many distinct (language, text) pairs were actually grounded;
@@ -250,6 +251,9 @@ def main() -> int:
     out.mkdir(parents=True, exist_ok=True)
     prep = prepare(args.config.resolve(), out)
     if args.one is not None:
+        from common.gcpolicy import use_batch_schedule
+
+        use_batch_schedule()  # the collector's schedule of a build (the CLI sets it), not CPython's
         print("RESULT " + json.dumps(run_once(prep, out, args.one, args.profile)), flush=True)
         return 0
     from tasks.grounding import stage

@@ -226,9 +226,10 @@ def fork_pool(workers: int, initializer=forked_child, collect: int = 2, what: st
     """A fork pool whose workers share this process's objects copy-on-write. Frozen objects
     are never traversed by a worker's cyclic GC, which would otherwise write to (and so
     copy) every page of them. Generations up to `collect` are collected first, so that no
-    garbage is frozen; a pool forked again and again from a process whose heap is all
-    long-lived (the grounding process) passes 1, since a full collection traverses every
-    object it holds (0.68 s of CPU per grounding pool at paper scale) and frees nothing.
+    garbage is frozen. A pool forked again and again from a process whose heap is all
+    long-lived (the grounding process) passes 0: there a full collection frees nothing and
+    traverses every object (0.68 s of CPU per grounding pool at paper scale), and under the
+    build's schedule (common.gcpolicy) the middle generation holds millions of them too.
     A worker that dies fails the calls waiting on it with `WorkerDied` (`what` and `env`,
     the stage and its worker-count variable, go into that line)."""
     return ForkPool(workers, initializer, collect, what, env)

@@ -412,10 +412,11 @@ def test_a_large_vocabulary_is_grounded_in_a_process_of_its_own(sample, monkeypa
     assert pq.read_table(there).num_rows == pq.read_table(shard).num_rows > 0
 
 
-def test_a_grounding_pool_collects_only_the_young_generations_before_forking(sample, monkeypatch):
+def test_a_grounding_pool_collects_only_the_youngest_generation_before_forking(sample, monkeypatch):
     """The grounding process's heap is its grounders: a full collection before each fork
-    traversed all of them and freed nothing (ARCHITECTURE 46). Other pools still collect
-    everything first."""
+    traversed all of them and freed nothing (ARCHITECTURE 46), and under the build's
+    schedule so did the middle generation's (0.62 of the paper build's 34 grounding CPU s).
+    Other pools still collect everything first."""
     import common.workers as workers
 
     collected = []
@@ -423,7 +424,7 @@ def test_a_grounding_pool_collects_only_the_young_generations_before_forking(sam
     monkeypatch.setattr(workers.gc, "collect", lambda generation=2: collected.append(generation) or real(generation))
     monkeypatch.setenv(stage.WORKERS_ENV, "2")
     _ground_all(sample, sample["out"] / "young")
-    assert collected and set(collected) == {1}
+    assert collected and set(collected) == {0}
     collected.clear()
     pool = workers.fork_pool(1)
     pool.close()
