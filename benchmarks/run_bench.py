@@ -478,9 +478,10 @@ def target_rows(bench: dict) -> list[str]:
     for name, limit in (("rebuild, nothing changed", 0.05), ("add-language de (same cache)", 0.25)):
         r = cli.get(name)
         if r and "share_of_cold" in r and not r.get("exit_code"):
-            sh = r["share_of_cold"]
-            row(f"{name.split(',')[0].split(' (')[0]} <= {100 * limit:.0f}% of cold", f"{100 * sh:.1f}% ({r['wall_s']:.0f} s)", sh <= limit,
-                "" if sh <= limit else f"by {100 * (sh - limit):.1f} points")
+            # judged on the measured times, not the rounded share (40.1 s of 160.1 s is 25.05%)
+            sh = r["wall_s"] / cold["wall_s"] if cold.get("wall_s") else r["share_of_cold"]
+            row(f"{name.split(',')[0].split(' (')[0]} <= {100 * limit:.0f}% of cold", f"{100 * sh:.2f}% ({r['wall_s']:.1f} s)",
+                sh <= limit, "" if sh <= limit else f"by {100 * (sh - limit):.2f} points")
         elif r:
             row(name, r.get("aborted") or f"failed (exit {r.get('exit_code')})", False)
     g = next((r for r in stages if r["stage"] == "ground" and "texts_per_s" in r), None)

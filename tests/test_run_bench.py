@@ -31,6 +31,21 @@ def test_targets_use_the_trees_pss_and_say_by_how_much():
                        "largest process 3,000 MB) | met |  |")
 
 
+def test_shares_of_cold_are_judged_on_the_measured_times_not_the_rounded_share():
+    """40.1 s of 160.1 s is 25.05%: rounded to 0.250 it once read as met."""
+    bench = _bench({"wall_s": 160.1, "cpu_s": 194.4, "peak_rss_mb": 7561, "peak_pss_mb": 3834,
+                    "largest_process_rss_mb": 3712, "exit_code": 0})
+    bench["cli"]["rebuild, nothing changed"] = {"wall_s": 8.0, "exit_code": 0, "share_of_cold": round(8.0 / 160.1, 3)}
+    bench["cli"]["add-language de (same cache)"] = {"wall_s": 40.1, "exit_code": 0, "share_of_cold": round(40.1 / 160.1, 3)}
+    rows = run_bench.target_rows(bench)
+    assert rows[-2] == "| rebuild <= 5% of cold | 5.00% (8.0 s) | met |  |"  # 8.0 / 160.1 = 4.997%
+    assert rows[-1] == "| add-language de <= 25% of cold | 25.05% (40.1 s) | **missed** | by 0.05 points |"
+    bench["cli"]["add-language de (same cache)"]["wall_s"] = 40.0
+    assert run_bench.target_rows(bench)[-1] == "| add-language de <= 25% of cold | 24.98% (40.0 s) | met |  |"
+    bench["cli"]["cold build (empty cache)"]["wall_s"] = 160.0  # exactly the limit is within it
+    assert run_bench.target_rows(bench)[-1] == "| add-language de <= 25% of cold | 25.00% (40.0 s) | met |  |"
+
+
 def test_a_build_that_fails_its_audit_still_reports_its_cost_but_never_a_pass():
     summary = "error: r/0.9: the built release fails its audit (tier_ordering: cd/fr: z 1.20 <= 2.0); nothing was published"
     rows = run_bench.target_rows(_bench({"wall_s": 240.0, "cpu_s": 300.0, "peak_rss_mb": 5000, "peak_pss_mb": 3000,
