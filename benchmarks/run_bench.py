@@ -37,7 +37,7 @@ import psutil
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-STAGES = ["read", "vocabulary", "sources", "memory", "index", "ground", "realize", "allocate", "release"]
+STAGES = ["read", "vocabulary", "sources", "memory", "index", "ground", "realize", "lexicon", "allocate", "release"]
 TASKS = ("xqa", "evidence", "cd")
 MIN_AVAILABLE = 1 << 30  # bytes of free memory left on the machine below which a run is stopped
 
@@ -216,7 +216,7 @@ def count_texts(shards: list[str]) -> int:
 def run_stages(config: Path, work: Path, meter: Meter, start: str, reads: int) -> dict:
     from schemas.config import load_config
     from flows.inputs import input_files
-    from tasks.allocation.stage import allocate_cells
+    from tasks.allocation.stage import allocate_cells, index_entries
     from tasks.release.stage import assemble_release
     from tasks.grounding.stage import GROUNDERS, build_grounder, drop_grounders, ground_shard, grounder_key
     from tasks.grounding.params import params_for
@@ -328,10 +328,15 @@ def run_stages(config: Path, work: Path, meter: Meter, start: str, reads: int) -
         done("realize", realized)
     else:
         realized = reuse("realize")
+    if active("lexicon"):
+        with meter.stage("index_entries (the English entries' lexicon)"):
+            lexicon = done("lexicon", index_entries(vocab, str(work / "lexicon")))
+    else:
+        lexicon = reuse("lexicon")
     if active("allocate"):
         with meter.stage("allocate (items + confusion sets)"):
             alloc = done("allocate", allocate_cells(
-                src["shards"], grounded, realized, vocab, langs, memory,
+                src["shards"], grounded, realized, vocab, lexicon, langs, memory,
                 {t: getattr(cfg.tasks, t).quota for t in TASKS}, cfg.tasks.cd.distractors, g.key_groups,
                 cfg.dedup.model_dump(), cfg.seed, str(work / "allocate"), langid_backend=cfg.langid_backend,
                 overlap_scope=cfg.overlap.scope))

@@ -174,10 +174,17 @@ def realize_shard(out, *, shard, target, languages, memory, work_dir, langid_bac
     return run(shard, target, languages, memory, str(out / f"{Path(shard).stem}-{target}.parquet"), langid_backend)
 
 
+@stage("index_entries")
+def index_entries(out, *, vocab, work_dir):
+    from tasks.allocation.stage import index_entries as run
+
+    return run(vocab, str(out))
+
+
 @stage("allocate")
-def allocate(out, *, item_shards, grounded, realized, vocab, languages, memory, quotas, distractors, key_groups, dedup, seed,
-             work_dir, base_release=None, new_languages=None, langid_backend=None, overlap_scope="all"):
+def allocate(out, *, item_shards, grounded, realized, vocab, lexicon_files, languages, memory, quotas, distractors, key_groups,
+             dedup, seed, work_dir, base_release=None, new_languages=None, langid_backend=None, overlap_scope="all"):
     from tasks.allocation.stage import allocate_cells
 
-    return allocate_cells(item_shards, grounded, realized, vocab, languages, memory, quotas, distractors, key_groups, dedup,
-                          seed, str(out), base_release, new_languages, langid_backend, overlap_scope)
+    return allocate_cells(item_shards, grounded, realized, vocab, lexicon_files, languages, memory, quotas, distractors,
+                          key_groups, dedup, seed, str(out), base_release, new_languages, langid_backend, overlap_scope)

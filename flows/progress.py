@@ -29,6 +29,7 @@ STAGES = {
     "load_vocabulary": ("vocabulary", ""),
     "load_sources": ("sources", ""),
     "split_memory": ("memory", ""),
+    "index_entries": ("lexicon", ""),
     "ground": ("ground", "shards"),
     "realize": ("realize", "shards"),
     "allocate": ("allocate", ""),

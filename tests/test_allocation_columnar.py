@@ -7,6 +7,7 @@ import itertools
 
 import pyarrow as pa
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from common.text import word_tokens
 from tasks.allocation.concept_entries import EntryParts, entry_parts
@@ -299,3 +300,39 @@ def test_a_concept_is_named_once_per_language_and_its_rejection_counted_once():
         assert realizer("C1", "fr") is None
         assert realizer("C2", "fr").text == "Rein"
     assert dict(realizer.rejections) == {"fr: copy": 1}
+
+
+def test_near_mask_is_near_for_each_candidate():
+    h = Hierarchy([("B", "A"), ("C", "A"), ("D", "B"), ("D", "B"), ("E", "C"), ("F", "Z"), ("E", "B"), ("G", "E")])
+    everyone = ["A", "B", "C", "D", "E", "F", "G", "Z", "Q", "R"]  # Q, R: in no link
+    for a in everyone:
+        for depth in (0, 1, 2, 3):
+            assert h.near_mask(a, everyone, depth) == [h.near(a, b, depth) for b in everyone], (a, depth)
+    assert h.near_mask("G", ["D", "F", "Q"], 2) == [True, False, False]  # G -> E -> B <- D
+    assert h.near_mask("G", ["D"], 1) == [False] and h.near_mask("Q", ["Q", "A"], 3) == [True, False]
+    assert h.near_mask("A", [], 2) == []
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 11), st.integers(0, 11)), max_size=30), st.integers(0, 13),
+       st.lists(st.integers(0, 13), max_size=12), st.integers(0, 4))
+def test_near_mask_property(links, a, others, depth):
+    name = lambda i: f"C{i:02d}"  # noqa: E731  (12 and 13: in no link)
+    h = Hierarchy([(name(c), name(p)) for c, p in links if c != p])
+    cands = [name(o) for o in others]
+    assert h.near_mask(name(a), cands, depth) == [h.near(name(a), b, depth) for b in cands]
+
+
+def test_a_saved_lexicon_loads_as_the_same_lexicon(lexicon, tmp_path):
+    paths = lexicon.save(tmp_path / "lexicon")
+    assert sorted(paths) == ["concepts", "entry_words", "stop_words", "words"]
+    names = {c: t[:2] for c, t in ENTRIES.items()}
+    loaded = Lexicon.load(paths, names)
+    assert loaded.cuis == lexicon.cuis and loaded.stopwords == STOP and loaded.idf == lexicon.idf
+    for cui in ENTRIES:
+        assert list(loaded.entry_words(cui)) == list(lexicon.entry_words(cui)), cui
+        assert loaded.name_words(cui) == lexicon.name_words(cui)
+        assert loaded.look_alikes(cui, 10) == lexicon.look_alikes(cui, 10)
+        assert [loaded.coverage(cui, o) for o in ENTRIES] == [lexicon.coverage(cui, o) for o in ENTRIES]
+    assert loaded.words_of("The Marfan syndrome of 42") == frozenset({"marfan", "syndrome"})  # its stop-words
+    assert loaded._ent_c.dtype == lexicon._ent_c.dtype == np.int64 and loaded._ent_w.dtype == np.int64

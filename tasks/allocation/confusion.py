@@ -28,14 +28,16 @@ import re
 from collections import Counter, defaultdict
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.parquet as pq
 
-from common.parquet import pylist
-from common.text import char_shingles, jaccard, word_tokens
+from common.parquet import pylist, write_parquet
+from common.text import char_shingles, jaccard, normalize, word_tokens
 from common.workers import fork_pool, worker_count
 from tasks.allocation.allocator import seeded_order
 
@@ -90,21 +92,27 @@ class Lexicon:
         return lex
 
     def _build(self, cuis, owner, texts, names, stopwords) -> None:
-        self.names, self.stopwords = names, stopwords
-        self.cuis = cuis
-        self._index = {c: i for i, c in enumerate(cuis)}
         tok_owner, tokens = _entry_tokens(owner, texts, stopwords)
         enc = pc.dictionary_encode(tokens)
         enc = enc.combine_chunks() if isinstance(enc, pa.ChunkedArray) else enc
-        self._words_list = pylist(enc.dictionary)
-        n_words = len(self._words_list)
+        words_list = pylist(enc.dictionary)
         w = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
         # each entry's distinct words in first-occurrence order: a frozenset made from them has
         # the same layout (so the same iteration order, so the same float sums) as one made
         # from the entry's token stream
-        _, first = np.unique(tok_owner * max(1, n_words) + w, return_index=True)
+        _, first = np.unique(tok_owner * max(1, len(words_list)) + w, return_index=True)
         first.sort()
-        self._ent_c, self._ent_w = tok_owner[first], w[first]
+        self._set_up(cuis, tok_owner[first], w[first], words_list, names, stopwords)
+
+    def _set_up(self, cuis: list[str], ent_c: np.ndarray, ent_w: np.ndarray, words_list: list[str], names, stopwords) -> None:
+        """The lexicon over its arrays: each entry's distinct words (`ent_c[j]` is the entry
+        of word `words_list[ent_w[j]]`, grouped by entry in `cuis` order)."""
+        self.names, self.stopwords = names, stopwords
+        self.cuis = cuis
+        self._index = {c: i for i, c in enumerate(cuis)}
+        self._words_list = words_list
+        n_words = len(words_list)
+        self._ent_c, self._ent_w = ent_c, ent_w
         self._ent_off = np.searchsorted(self._ent_c, np.arange(len(cuis) + 1))
         self._df = np.bincount(self._ent_w, minlength=n_words)
         n = max(1, len(cuis))
@@ -115,6 +123,33 @@ class Lexicon:
         self._totals: dict[str, float] = {}
         self._postings: tuple[np.ndarray, np.ndarray] | None = None
         self._look_alikes: dict[tuple[str, int], list[str]] = {}
+
+    # the files `save` writes into its folder and `load` reads
+    FILES = {"concepts": "concepts.parquet", "words": "words.parquet", "entry_words": "entry_words.parquet",
+             "stop_words": "stop_words.parquet"}
+
+    def save(self, folder: Path) -> dict[str, str]:
+        """Write the lexicon's arrays (not its names, which `load` is given) as parquet:
+        `load` makes the same lexicon from them without tokenising every entry again."""
+        folder.mkdir(parents=True, exist_ok=True)
+        paths = {k: str(folder / name) for k, name in self.FILES.items()}
+        write_parquet(pa.table({"cui": pa.array(self.cuis, pa.string())}), Path(paths["concepts"]))
+        write_parquet(pa.table({"word": pa.array(self._words_list, pa.string())}), Path(paths["words"]))
+        write_parquet(pa.table({"concept": pa.array(self._ent_c.astype(np.int32)), "word": pa.array(self._ent_w.astype(np.int32))}),
+                      Path(paths["entry_words"]))
+        write_parquet(pa.table({"word": pa.array(sorted(self.stopwords), pa.string())}), Path(paths["stop_words"]))
+        return paths
+
+    @classmethod
+    def load(cls, paths: dict[str, str], names) -> "Lexicon":
+        """The lexicon `save` wrote, with these names (`.get(cui, default)`) and its stop-words."""
+        lex = cls.__new__(cls)
+        pairs = pq.read_table(paths["entry_words"])
+        lex._set_up(pylist(pq.read_table(paths["concepts"])["cui"]),
+                    pairs["concept"].to_numpy().astype(np.int64), pairs["word"].to_numpy().astype(np.int64),
+                    pylist(pq.read_table(paths["words"])["word"]), names,
+                    frozenset(pylist(pq.read_table(paths["stop_words"])["word"])))
+        return lex
 
     def _words(self, texts) -> frozenset[str]:
         return frozenset(w for t in texts for w in _tokens(t) if w not in self.stopwords and not w.isdigit())
@@ -339,6 +374,31 @@ class Hierarchy:
         """True if a and b share an ancestor within `depth` steps of each (or one contains the other)."""
         return not self._near_set(a, depth).isdisjoint(self._near_set(b, depth))
 
+    def near_mask(self, a: str, others: list[str], depth: int) -> list[bool]:
+        """`[self.near(a, b, depth) for b in others]`, walking the others' ancestors in numpy
+        a level at a time (a medium set checks ~300 candidates per target, most of them seen
+        by no earlier target). A node reached by two paths is listed twice: the same set."""
+        out = [b == a for b in others]  # near(a, a); and a concept in no link is near itself only
+        i = self._id.get(a)
+        if i is None or not others:
+            return out
+        mine = np.array(sorted(self._near_set(a, depth)), np.int64)
+        ids = np.fromiter((self._id.get(b, -1) for b in others), np.int64, len(others))
+        owner = np.flatnonzero(ids >= 0)
+        nodes = ids[owner]
+        off, val = self._up
+        owners, reached = [owner], [nodes]
+        for _ in range(depth):
+            starts, counts = off[nodes], off[nodes + 1] - off[nodes]
+            at = np.repeat(starts - np.cumsum(counts) + counts, counts) + np.arange(int(counts.sum()))
+            owner, nodes = np.repeat(owner, counts), val[at].astype(np.int64)
+            owners.append(owner)
+            reached.append(nodes)
+        owner, nodes = np.concatenate(owners), np.concatenate(reached)
+        for j in np.unique(owner[np.isin(nodes, mine)]).tolist():
+            out[j] = True
+        return out
+
     def sibling_ids(self, cui: str) -> np.ndarray:
         """`siblings`, as ascending ids (into `cuis`)."""
         i = self._id.get(cui)
@@ -377,31 +437,43 @@ def _csr(src: np.ndarray, dst: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarr
     return np.concatenate([[0], np.cumsum(np.bincount(src, minlength=n))]), dst[order].astype(np.int32)
 
 
-class NameShingles:
-    """cui -> the character trigrams of its name (`char_shingles(name, 3)`), memoised as a
-    frozenset of small ints, one id per distinct trigram. Jaccard over the ids is Jaccard
-    over the strings (ids and trigrams are one to one), so `similarity` is unchanged; but a
-    set of strings held a str object per trigram per name: at paper scale the 332k names
-    compared took 1.27 GB of the allocation stage's 3.8 GB peak as string sets."""
-
-    def __init__(self):
-        self._ids: dict[str, int] = {}
-        self._sets: dict[str, frozenset[int]] = {}
-
-    def __len__(self) -> int:
-        return len(self._sets)
-
-    def of(self, info: ConceptInfo) -> frozenset[int]:
-        hit = self._sets.get(info.cui)
-        if hit is None:
-            ids = self._ids
-            hit = self._sets[info.cui] = frozenset([ids.setdefault(g, len(ids)) for g in char_shingles(info.name, 3)])
-        return hit
+_PAD = 0x1FFFFF  # above every code point: pads a name of 1 or 2 characters to its one shingle
 
 
-def similarity(a: ConceptInfo, b: ConceptInfo, shingles: NameShingles) -> float:
-    """Character-trigram Jaccard of the two names (`common.text.lexical_similarity`)."""
-    return jaccard(shingles.of(a), shingles.of(b))
+def _normalized(text: str) -> str:
+    """`common.text.normalize`: NFKC changes no ASCII character and casefold is lower there."""
+    return " ".join(text.lower().split()) if text.isascii() else normalize(text)
+
+
+def name_similarities(target: str, names: list[str]) -> list[float]:
+    """`[lexical_similarity(target, n) for n in names]`, the character-trigram Jaccard, with
+    each name's trigrams as integers in numpy (three 21-bit code points) instead of a Python
+    set of strings: a medium set ranks ~300 candidates by it, most of them new to the build.
+    The shares are int/int divisions in float64, as in `jaccard`: the same floats."""
+    if not names:
+        return []
+    texts = [_normalized(target), *map(_normalized, names)]
+    lens = np.fromiter(map(len, texts), np.int64, len(texts))
+    cp = np.frombuffer("".join(texts).encode("utf-32-le", "surrogatepass"), np.uint32).astype(np.int64)
+    # two pads after each text: a text of 1 or 2 characters is one padded shingle, as
+    # `char_shingles` makes it one shingle; a longer text's trigrams never reach its pads
+    ext = np.insert(cp, np.repeat(np.cumsum(lens), 2), _PAD)
+    counts = np.where(lens >= 3, lens - 2, (lens > 0).astype(np.int64))
+    starts = np.cumsum(lens + 2) - (lens + 2)
+    at = np.repeat(starts - np.cumsum(counts) + counts, counts) + np.arange(int(counts.sum()))
+    code = (ext[at] << 42) | (ext[at + 1] << 21) | ext[at + 2]
+    owner = np.repeat(np.arange(len(texts)), counts)
+    order = np.lexsort((code, owner))
+    owner, code = owner[order], code[order]
+    first = np.ones(len(code), bool)
+    first[1:] = (owner[1:] != owner[:-1]) | (code[1:] != code[:-1])
+    owner, code = owner[first], code[first]  # each text's distinct trigrams
+    sizes = np.bincount(owner, minlength=len(texts))
+    mine = code[owner == 0]
+    shared = np.bincount(owner[np.isin(code, mine)], minlength=len(texts))[1:]
+    union = sizes[0] + sizes[1:] - shared
+    sims = np.divide(shared, union, out=np.ones(len(names)), where=union > 0)  # two empty names: 1.0
+    return sims.tolist()
 
 
 def build_candidates(concepts: dict[str, ConceptInfo], hierarchy: Hierarchy, k: int, seed: int,
@@ -512,7 +584,6 @@ class _TargetSets:
         self.pool = None  # worker processes (`computed_on`), or None: computed here when read
         self.batch = SET_BATCH
         self._pending: dict[int, object] = {}  # target -> the pending answer of the chunk computing it
-        self.cache = NameShingles()
         self.by_tui: dict[str, list[str]] = defaultdict(list)
         # one seeded order per semantic type, computed once: each target then reads a window of
         # it at a target-specific offset (sorting the whole type per target is quadratic at scale)
@@ -557,7 +628,7 @@ class _TargetSets:
 
     def _compute(self, i: int) -> dict[str, ConfusionCandidate]:
         concepts, hierarchy, lexicon, excluded, k = self.concepts, self.hierarchy, self.lexicon, self.excluded, self.k
-        cache, by_tui, everyone, seed = self.cache, self.by_tui, self.everyone, self.seed
+        by_tui, everyone, seed = self.by_tui, self.everyone, self.seed
         cover = lexicon.coverage
 
         def hard_set(cui, t, order, related):
@@ -568,14 +639,16 @@ class _TargetSets:
             sib_ids = sib_ids[~np.isin(sib_ids, hierarchy.ids_of(related))]
             sib_ids = self.entry_of[sib_ids]
             sib = lexicon.covering_ids(cui, sib_ids[sib_ids >= 0], HARD_MIN_COVERAGE)
-            sib.sort(key=lambda s: (-cover(cui, s), -similarity(t, concepts[s], cache), s))
+            sims = dict(zip(sib, name_similarities(t.name, [concepts[s].name for s in sib])))
+            sib.sort(key=lambda s: (-cover(cui, s), -sims[s], s))
             hard = sib[:k]
             if len(hard) < k:
                 pool = set(same_type_window(cui, t, order, related)) | {
                     c for c in lexicon.look_alikes(cui) if c in concepts and concepts[c].tui == t.tui and c not in related and c not in excluded}
                 close = lexicon.covering(cui, [c for c in sorted(pool) if c not in hard], HARD_MIN_COVERAGE)
-                close = [c for c in close if not hierarchy.near(cui, c, 1)]
-                close.sort(key=lambda c: (-cover(cui, c), -similarity(t, concepts[c], cache), c))
+                close = [c for c, near in zip(close, hierarchy.near_mask(cui, close, 1)) if not near]
+                sims = dict(zip(close, name_similarities(t.name, [concepts[c].name for c in close])))
+                close.sort(key=lambda c: (-cover(cui, c), -sims[c], c))
                 hard += close[: k - len(hard)]
             return tuple(hard) if len(hard) == k else None
 
@@ -599,11 +672,13 @@ class _TargetSets:
             n = min(MEDIUM_CONFUSERS, k - 1)
             if len(confusers) < n:
                 return None  # whatever the others are
-            far = [c for c in same_type_window(cui, t, order, related) if not hierarchy.near(cui, c, MEDIUM_DEPTH)]
+            window = same_type_window(cui, t, order, related)
+            far = [c for c, near in zip(window, hierarchy.near_mask(cui, window, MEDIUM_DEPTH)) if not near]
             others = lexicon.not_covering(cui, far, MEDIUM_MAX_COVERAGE)
             if len(others) < k - n:
                 return None
-            others = _first_sorted(others, [-similarity(t, concepts[c], cache) for c in others], order, k - n)
+            sims = name_similarities(t.name, [concepts[c].name for c in others])
+            others = _first_sorted(others, [-s for s in sims], order, k - n)
             confusers.sort(key=lambda c: (-cover(cui, c), order(c)))
             return tuple(sorted([*confusers[:n], *others[: k - n]]))
 

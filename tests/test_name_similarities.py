@@ -1,0 +1,32 @@
+"""The confusion sets' name similarity (confusion.name_similarities, trigrams as integers in
+numpy) is the character-trigram Jaccard of the names, float for float: the tiers' order
+must not move."""
+from __future__ import annotations
+
+from hypothesis import given, settings, strategies as st
+
+from common.text import lexical_similarity
+from tasks.allocation.confusion import name_similarities
+
+# ASCII and not; whitespace of several kinds (ASCII file separators and U+3000 are
+# whitespace to str.split); NFKC-changing (ﬁ, fullwidth, superscript) and casefold-changing
+# (ß, Σ) characters; a combining accent; a lone surrogate (encoded as itself)
+ALPHABET = list("abcAB -1\t\x1c") + ["é", "\u0301", "ß", "Σ", "ﬁ", "Ａ", "²", "\u3000", "\u00a0", "Д", "Ж", "糖", "尿", "\ud800"]
+names = st.text(alphabet=st.sampled_from(ALPHABET), max_size=14)
+
+
+@settings(max_examples=400, deadline=None)
+@given(names, st.lists(names, max_size=8))
+def test_name_similarities_are_the_trigram_jaccard_of_the_names(target, others):
+    assert name_similarities(target, others) == [lexical_similarity(target, n) for n in others]
+
+
+def test_name_similarities_exact_values():
+    assert name_similarities("Diabetes mellitus", ["Diabetes insipidus", "diabetes  MELLITUS", ""]) == [7 / 24, 1.0, 0.0]
+    assert name_similarities("", ["", "a"]) == [1.0, 0.0]  # two empty names: as lexical_similarity
+    # a name of 1 to 3 characters is one shingle, itself: "ab" shares nothing with "abc"
+    assert name_similarities("ab", ["ab", "abc", "b", "xab"]) == [1.0, 0.0, 0.0, 0.0]
+    assert name_similarities("ab", ["ab c"]) == [0.0]  # "ab" is not the trigram "ab " (the pad is no character)
+    assert name_similarities("abc", ["abc", "abcd", "aaa"]) == [1.0, 0.5, 0.0]
+    assert name_similarities("aaaa", ["aaa", "aaaaaaa"]) == [1.0, 1.0]  # repeated trigrams count once
+    assert name_similarities("x", []) == []
