@@ -73,8 +73,13 @@ def lexical_similarity(a: str, b: str, n: int = 3) -> float:
 
 def _fold_latin_marks(text: str) -> str:
     """Drop combining marks from Latin letters only (é -> e); Cyrillic й and kana voicing stay."""
+    if text.isascii():  # no marks, and NFD and NFC leave it as it is
+        return text
+    nfd = unicodedata.normalize("NFD", text)
+    if not any(map(unicodedata.combining, nfd)):  # nothing to drop (Cyrillic, CJK, ß...)
+        return unicodedata.normalize("NFC", nfd)
     out = []
-    for ch in unicodedata.normalize("NFD", text):
+    for ch in nfd:
         if unicodedata.combining(ch) and out and script_of(out[-1]) == "Latin":
             continue
         out.append(ch)
