@@ -152,14 +152,54 @@ def test_targets_a_cell_cannot_take_are_not_computed_and_the_same_sets_are_picke
                                                stratum=lambda cand, real: "thyroid" in real.text)
         return [(a.id, a.text, c.tier, c.distractor_cuis) for a, c in chosen]
 
-    computed = []
-    real = confusion._TargetSets._compute
-    monkeypatch.setattr(confusion._TargetSets, "_compute", lambda self, i: computed.append(self.targets[i]) or real(self, i))
+    computed = []  # (target, tier) of every tier's set computed
+    real = confusion._TargetSets._tier_set
+    monkeypatch.setattr(confusion._TargetSets, "_tier_set",
+                        lambda self, i, tier: computed.append((self.targets[i], tier)) or real(self, i, tier))
     whole = {t: list(v) for t, v in eager.items()}
     assert pick(_lazy(vocab, 64), ["fr"]) == pick(whole, ["fr"])
-    assert computed and not set(computed) & unnamed  # read past, never computed
+    assert computed and not {c for c, _ in computed} & unnamed  # read past, never computed
     computed.clear()
     picked = pick(_lazy(vocab, 64), ["fr", "en"])
     assert picked == pick(whole, ["fr", "en"]) and len(picked) == 9 and {p[0][3:5] for p in picked} == {"en", "fr"}
-    assert set(computed) & unnamed  # English can name them: computed when English reads
-    assert len(computed) == len(set(computed))  # each target computed once
+    assert {c for c, _ in computed} & unnamed  # English can name them: computed when English reads
+    assert len(computed) == len(set(computed))  # each target's tier computed once
+
+
+def test_a_tier_reader_computes_only_the_tiers_that_decide(vocab, monkeypatch):
+    """One tier per target: a target is in the tier asked when that tier is feasible and
+    every tier before it in the target's order is not. `in_tier` answers that from the
+    cheapest tiers first and stops once it is settled, and its answers are the full sets'."""
+    concepts, h, targets, lex, _ = vocab
+    computed = []
+    real = confusion._TargetSets._tier_set
+    monkeypatch.setattr(confusion._TargetSets, "_tier_set",
+                        lambda self, i, tier: computed.append((i, tier)) or real(self, i, tier))
+    lazy = lazy_candidates(concepts, h, K, SEED, targets, lex, one_tier_per_target=True)
+    sets = lazy["medium"]._sets
+    full = {i: sets._compute(i) for i in range(len(targets))}  # the reference, every target's first feasible tier
+    sets._memo.clear()
+    computed.clear()
+    # a hard-first target (index 2 mod 3: hard, easy, medium) with an easy set is not medium,
+    # whatever its hard set: only its easy set is computed
+    i = next(i for i in range(2, len(targets), 3) if "medium" not in full[i] and real(sets, i, "easy") is not None)
+    assert sets.in_tier(i, "medium") is None and computed == [(i, "easy")]
+    # asked for the tier it is in, or any other, it answers as the full sets do, and the
+    # full sets computed afterwards from what was computed are the same
+    for i in range(len(targets)):
+        for tier in ("easy", "medium", "hard"):
+            assert sets.in_tier(i, tier) == full[i].get(tier), (i, tier)
+        assert sets._compute(i) == full[i]
+    assert len(computed) == len(set(computed))  # each (target, tier) at most once
+    assert {t for _, t in computed} == {"easy", "medium", "hard"}
+
+
+def test_a_tier_reader_of_every_feasible_tier_answers_as_the_full_sets(vocab):
+    """Without one tier per target, a target is in every tier it is feasible for."""
+    concepts, h, targets, lex, _ = vocab
+    sets = lazy_candidates(concepts, h, K, SEED, targets, lex, one_tier_per_target=False)["easy"]._sets
+    full = [sets._compute(i) for i in range(len(targets))]
+    assert sum(len(f) > 1 for f in full) > 5  # targets in more than one tier
+    sets._memo.clear()
+    for i in range(len(targets)):
+        assert {t: sets.in_tier(i, t) for t in ("easy", "medium", "hard")} == {t: full[i].get(t) for t in ("easy", "medium", "hard")}

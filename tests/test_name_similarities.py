@@ -6,7 +6,7 @@ from __future__ import annotations
 from hypothesis import given, settings, strategies as st
 
 from common.text import lexical_similarity
-from tasks.allocation.confusion import name_similarities
+from tasks.allocation.confusion import SMALL_BATCH, _numpy_similarities, name_similarities
 
 # ASCII and not; whitespace of several kinds (ASCII file separators and U+3000 are
 # whitespace to str.split); NFKC-changing (ﬁ, fullwidth, superscript) and casefold-changing
@@ -16,17 +16,22 @@ names = st.text(alphabet=st.sampled_from(ALPHABET), max_size=14)
 
 
 @settings(max_examples=400, deadline=None)
-@given(names, st.lists(names, max_size=8))
+@given(names, st.lists(names, max_size=2 * SMALL_BATCH))
 def test_name_similarities_are_the_trigram_jaccard_of_the_names(target, others):
-    assert name_similarities(target, others) == [lexical_similarity(target, n) for n in others]
+    expected = [lexical_similarity(target, n) for n in others]
+    assert name_similarities(target, others) == expected
+    assert _numpy_similarities(target, others) == expected  # the path of larger batches, on every batch
 
 
 def test_name_similarities_exact_values():
-    assert name_similarities("Diabetes mellitus", ["Diabetes insipidus", "diabetes  MELLITUS", ""]) == [7 / 24, 1.0, 0.0]
-    assert name_similarities("", ["", "a"]) == [1.0, 0.0]  # two empty names: as lexical_similarity
-    # a name of 1 to 3 characters is one shingle, itself: "ab" shares nothing with "abc"
-    assert name_similarities("ab", ["ab", "abc", "b", "xab"]) == [1.0, 0.0, 0.0, 0.0]
-    assert name_similarities("ab", ["ab c"]) == [0.0]  # "ab" is not the trigram "ab " (the pad is no character)
-    assert name_similarities("abc", ["abc", "abcd", "aaa"]) == [1.0, 0.5, 0.0]
-    assert name_similarities("aaaa", ["aaa", "aaaaaaa"]) == [1.0, 1.0]  # repeated trigrams count once
-    assert name_similarities("x", []) == []
+    for similarities in (name_similarities, _numpy_similarities):
+        assert similarities("Diabetes mellitus", ["Diabetes insipidus", "diabetes  MELLITUS", ""]) == [7 / 24, 1.0, 0.0]
+        assert similarities("", ["", "a"]) == [1.0, 0.0]  # two empty names: as lexical_similarity
+        # a name of 1 to 3 characters is one shingle, itself: "ab" shares nothing with "abc"
+        assert similarities("ab", ["ab", "abc", "b", "xab"]) == [1.0, 0.0, 0.0, 0.0]
+        assert similarities("ab", ["ab c"]) == [0.0]  # "ab" is not the trigram "ab " (the pad is no character)
+        assert similarities("abc", ["abc", "abcd", "aaa"]) == [1.0, 0.5, 0.0]
+        assert similarities("aaaa", ["aaa", "aaaaaaa"]) == [1.0, 1.0]  # repeated trigrams count once
+        assert similarities("x", []) == []
+    many = ["Diabetes insipidus"] * SMALL_BATCH + ["ab c"]
+    assert name_similarities("Diabetes mellitus", many) == [7 / 24] * SMALL_BATCH + [0.0]

@@ -27,6 +27,7 @@ import os
 import re
 from collections import Counter, defaultdict
 from contextlib import contextmanager
+from itertools import repeat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
@@ -210,7 +211,7 @@ class Lexicon:
         under 1e-9), so a sibling list of thousands costs a few array operations."""
         if not candidates:
             return []
-        ids = np.fromiter((self._index.get(c, -1) for c in candidates), np.int64, len(candidates))
+        ids = np.fromiter(map(self._index.get, candidates, repeat(-1)), np.int64, len(candidates))  # get(c, -1), in C
         maybe = (self._approx_coverage(target, ids) >= threshold - 1e-9).tolist()
         return [c for c, m in zip(candidates, maybe) if m and self.coverage(target, c) >= threshold]
 
@@ -220,7 +221,7 @@ class Lexicon:
         `coverage`'s by rounding only), `coverage` decides the rest."""
         if not candidates:
             return []
-        ids = np.fromiter((self._index.get(c, -1) for c in candidates), np.int64, len(candidates))
+        ids = np.fromiter(map(self._index.get, candidates, repeat(-1)), np.int64, len(candidates))  # get(c, -1), in C
         approx = self._approx_coverage(target, ids)
         sure, unsure = (approx < threshold - 1e-9).tolist(), (approx < threshold + 1e-9).tolist()
         return [c for c, s, u in zip(candidates, sure, unsure) if s or (u and self.coverage(target, c) < threshold)]
@@ -383,7 +384,7 @@ class Hierarchy:
         if i is None or not others:
             return out
         mine = np.array(sorted(self._near_set(a, depth)), np.int64)
-        ids = np.fromiter((self._id.get(b, -1) for b in others), np.int64, len(others))
+        ids = np.fromiter(map(self._id.get, others, repeat(-1)), np.int64, len(others))
         owner = np.flatnonzero(ids >= 0)
         nodes = ids[owner]
         off, val = self._up
@@ -445,11 +446,24 @@ def _normalized(text: str) -> str:
     return " ".join(text.lower().split()) if text.isascii() else normalize(text)
 
 
+SMALL_BATCH = 8  # fewer names than this: Python sets (numpy's fixed cost per call is more)
+
+
 def name_similarities(target: str, names: list[str]) -> list[float]:
-    """`[lexical_similarity(target, n) for n in names]`, the character-trigram Jaccard, with
-    each name's trigrams as integers in numpy (three 21-bit code points) instead of a Python
-    set of strings: a medium set ranks ~300 candidates by it, most of them new to the build.
-    The shares are int/int divisions in float64, as in `jaccard`: the same floats."""
+    """`[lexical_similarity(target, n) for n in names]`, the character-trigram Jaccard: for
+    a handful of names (a hard set's covering siblings) with Python sets, for more with
+    `_numpy_similarities`."""
+    if len(names) < SMALL_BATCH:
+        mine = char_shingles(target, 3)
+        return [jaccard(mine, char_shingles(n, 3)) for n in names]
+    return _numpy_similarities(target, names)
+
+
+def _numpy_similarities(target: str, names: list[str]) -> list[float]:
+    """`name_similarities` with each name's trigrams as integers in numpy (three 21-bit code
+    points) instead of a Python set of strings: a medium set ranks ~300 candidates by it,
+    most of them new to the build. The shares are int/int divisions in float64, as in
+    `jaccard`: the same floats."""
     if not names:
         return []
     texts = [_normalized(target), *map(_normalized, names)]
@@ -539,7 +553,8 @@ class LazyTier:
     def read(self, passed_over):
         """The tier's candidates in order, as iterating it gives them, except that a target
         `passed_over(cui)` is skipped without its sets being computed (a reader that would
-        reject it whatever its distractors: its cell cannot name it, or it is taken). The
+        reject it whatever its distractors: its cell cannot name it, or it is taken), and
+        of the others only the tiers that decide whether it is in this one (`in_tier`). The
         sets left uncomputed are computed when another reader gets to them. With worker
         processes, which compute ahead in order, this is plain iteration."""
         sets = self._sets
@@ -549,7 +564,7 @@ class LazyTier:
         for i in self._order:
             if passed_over(sets.targets[i]):
                 continue
-            got = sets.of(i).get(self.tier)
+            got = sets.in_tier(i, self.tier)
             if got is not None:
                 yield got
 
@@ -584,6 +599,9 @@ class _TargetSets:
         self.pool = None  # worker processes (`computed_on`), or None: computed here when read
         self.batch = SET_BATCH
         self._pending: dict[int, object] = {}  # target -> the pending answer of the chunk computing it
+        # target -> the tiers computed so far (a set, or None: infeasible), while its full
+        # result is not: `in_tier` computes only the tiers that decide its answer
+        self._tiers: dict[int, dict[str, ConfusionCandidate | None]] = {}
         self.by_tui: dict[str, list[str]] = defaultdict(list)
         # one seeded order per semantic type, computed once: each target then reads a window of
         # it at a target-specific offset (sorting the whole type per target is quadratic at scale)
@@ -613,6 +631,36 @@ class _TargetSets:
                 hit = self._memo[i]
         return hit
 
+    def in_tier(self, i: int, tier: str) -> ConfusionCandidate | None:
+        """`self.of(i).get(tier)`, computing only the tiers that decide it. With one tier per
+        target, the target's set is the first feasible tier of its order: it is in `tier`
+        when `tier` is feasible and every tier before it is not. Each tier's feasibility
+        depends on the target alone, so they are tried cheapest first (easy, then medium,
+        then hard) and the answer stops at the first that settles it: a reader of the scarce
+        medium tier learns that most targets are not medium from their easy set alone."""
+        hit = self._memo.get(i)
+        if hit is not None or i in self._pending:
+            return self.of(i).get(tier)
+        order = self._order_of(i)
+        if tier not in order:
+            return None
+        deciding = order[:order.index(tier) + 1] if self.one_tier else [tier]
+        for t in sorted(deciding, key=TIERS.index):  # TIERS: cheapest first
+            got = self._tier(i, t)
+            if (got is None) == (t == tier):  # the tier asked is infeasible, or one before it is feasible
+                return None
+        return self._tier(i, tier)
+
+    def _order_of(self, i: int) -> list[str]:
+        """The tiers target i tries, in order (one tier per target: starting at i mod 3)."""
+        return [TIERS[(i + j) % 3] for j in range(3)] if self.one_tier else ["hard", "medium", "easy"]
+
+    def _tier(self, i: int, tier: str) -> ConfusionCandidate | None:
+        known = self._tiers.setdefault(i, {})
+        if tier not in known:
+            known[tier] = self._tier_set(i, tier)
+        return known[tier]
+
     def known(self, i: int) -> bool:
         """Computed, or being computed on a worker."""
         return i in self._memo or i in self._pending
@@ -627,6 +675,20 @@ class _TargetSets:
                 self._pending[i] = pending
 
     def _compute(self, i: int) -> dict[str, ConfusionCandidate]:
+        """Target i's sets: the first feasible tier of its order (one tier per target), or
+        every feasible tier."""
+        out: dict[str, ConfusionCandidate] = {}
+        for tier in self._order_of(i):
+            got = self._tier(i, tier)
+            if got is not None:
+                out[tier] = got
+                if self.one_tier:
+                    break
+        self._tiers.pop(i, None)
+        return out
+
+    def _tier_set(self, i: int, tier: str) -> ConfusionCandidate | None:
+        """Target i's set of this tier, or None where the tier is infeasible for it."""
         concepts, hierarchy, lexicon, excluded, k = self.concepts, self.hierarchy, self.lexicon, self.excluded, self.k
         by_tui, everyone, seed = self.by_tui, self.everyone, self.seed
         cover = lexicon.coverage
@@ -695,25 +757,15 @@ class _TargetSets:
                         return tuple(sorted(easy))
             return None
 
-        names = ("easy", "medium", "hard")
         cui = self.targets[i]
         t = concepts[cui]
         order = lambda x: seeded_order(seed, f"{cui}:{x}")  # noqa: E731
-        related = set(hierarchy.ancestors_within(cui, 50)) | {cui}
-        wanted = [names[(i + j) % 3] for j in range(3)] if self.one_tier else ["hard", "medium", "easy"]
-        out: dict[str, ConfusionCandidate] = {}
-        for tier in wanted:
-            if tier == "hard":
-                got = hard_set(cui, t, order, related)
-            elif tier == "medium":
-                got = medium_set(cui, t, order, related)
-            else:
-                got = easy_set(cui, t, order)
-            if got is not None:
-                out[tier] = ConfusionCandidate(cui, t.name, tier, got)
-                if self.one_tier:
-                    break
-        return out
+        if tier == "easy":
+            got = easy_set(cui, t, order)
+        else:
+            related = set(hierarchy.ancestors_within(cui, 50)) | {cui}
+            got = hard_set(cui, t, order, related) if tier == "hard" else medium_set(cui, t, order, related)
+        return None if got is None else ConfusionCandidate(cui, t.name, tier, got)
 
 
 SET_BATCH = 64  # targets per batch sent to the workers (two batches ahead of a tier's reader at most)
