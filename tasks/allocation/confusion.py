@@ -27,8 +27,8 @@ import os
 import re
 from collections import Counter, defaultdict
 from contextlib import contextmanager
-from itertools import repeat
 from dataclasses import dataclass
+from itertools import repeat
 from pathlib import Path
 from typing import NamedTuple
 
@@ -635,9 +635,10 @@ class _TargetSets:
         """`self.of(i).get(tier)`, computing only the tiers that decide it. With one tier per
         target, the target's set is the first feasible tier of its order: it is in `tier`
         when `tier` is feasible and every tier before it is not. Each tier's feasibility
-        depends on the target alone, so they are tried cheapest first (easy, then medium,
-        then hard) and the answer stops at the first that settles it: a reader of the scarce
-        medium tier learns that most targets are not medium from their easy set alone."""
+        depends on the target alone, so they are tried in a fixed order, easy first (0.1 ms,
+        and feasible for almost every target), and the answer stops at the first that
+        settles it: a reader of the scarce medium tier learns that most targets are not
+        medium from their easy set alone."""
         hit = self._memo.get(i)
         if hit is not None or i in self._pending:
             return self.of(i).get(tier)
@@ -645,7 +646,7 @@ class _TargetSets:
         if tier not in order:
             return None
         deciding = order[:order.index(tier) + 1] if self.one_tier else [tier]
-        for t in sorted(deciding, key=TIERS.index):  # TIERS: cheapest first
+        for t in sorted(deciding, key=TIERS.index):  # easy, medium, hard
             got = self._tier(i, t)
             if (got is None) == (t == tier):  # the tier asked is infeasible, or one before it is feasible
                 return None
