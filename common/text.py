@@ -27,6 +27,8 @@ _SCRIPT_PREFIXES = (
 
 def normalize(text: str) -> str:
     """NFKC + casefold + collapsed whitespace. Kana voicing marks survive NFKC (composed)."""
+    if text.isascii():  # NFKC changes no ASCII character, and casefold is lower there
+        return " ".join(text.lower().split())
     return " ".join(unicodedata.normalize("NFKC", text).casefold().split())
 
 

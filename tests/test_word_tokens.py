@@ -1,13 +1,14 @@
-"""common.text.word_tokens' shortcuts (ASCII text; text without combining marks) give the
-words the per-character fold gives: phrase keys decide which synonyms a concept's entry
-shows and which queries give their answer away, so they must not move."""
+"""common.text's shortcuts (ASCII text; text without combining marks) in `normalize` and
+`word_tokens` give what the full Unicode path gives: shingles and phrase keys decide
+near-duplicates, which synonyms a concept's entry shows and which queries give their
+answer away, so they must not move."""
 from __future__ import annotations
 
 import unicodedata
 
 from hypothesis import given, settings, strategies as st
 
-from common.text import _WORD, _fold_latin_marks, phrase_key, script_of, word_tokens
+from common.text import _WORD, _fold_latin_marks, normalize, phrase_key, script_of, word_tokens
 
 
 def _reference_fold(text: str) -> str:
@@ -24,7 +25,7 @@ def _reference_tokens(text: str) -> list[str]:
     return _WORD.findall(_reference_fold(unicodedata.normalize("NFKC", text).casefold()))
 
 
-MIXED = st.sampled_from(list("aZ9 -_") + ["é", "e\u0301", "\u0301", "ß", "İ", "й", "ё", "が", "か\u3099", "糖", "\u2126", "Å", "ﬁ",
+MIXED = st.sampled_from(list("aZ9 -_\t\x1c") + ["é", "e\u0301", "\u0301", "ß", "İ", "й", "ё", "が", "か\u3099", "糖", "\u2126", "Å", "ﬁ",
                                           "Ａ", "²", "\u00a0", "Ǆ", "ự", "\U0001d400"])
 
 
@@ -33,6 +34,7 @@ MIXED = st.sampled_from(list("aZ9 -_") + ["é", "e\u0301", "\u0301", "ß", "İ",
 def test_word_tokens_equal_the_per_character_fold(text):
     assert _fold_latin_marks(text) == _reference_fold(text)
     assert word_tokens(text) == _reference_tokens(text)
+    assert normalize(text) == " ".join(unicodedata.normalize("NFKC", text).casefold().split())  # its ASCII shortcut
 
 
 def test_word_tokens_exact_values():

@@ -38,7 +38,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from common.parquet import pylist, write_parquet
-from common.text import char_shingles, jaccard, normalize, word_tokens
+from common.text import char_shingles, jaccard, lexical_similarity, normalize, word_tokens
 from common.workers import fork_pool, worker_count
 from tasks.allocation.allocator import seeded_order
 
@@ -441,11 +441,6 @@ def _csr(src: np.ndarray, dst: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarr
 _PAD = 0x1FFFFF  # above every code point: pads a name of 1 or 2 characters to its one shingle
 
 
-def _normalized(text: str) -> str:
-    """`common.text.normalize`: NFKC changes no ASCII character and casefold is lower there."""
-    return " ".join(text.lower().split()) if text.isascii() else normalize(text)
-
-
 SMALL_BATCH = 8  # fewer names than this: Python sets (numpy's fixed cost per call is more)
 
 
@@ -454,8 +449,7 @@ def name_similarities(target: str, names: list[str]) -> list[float]:
     a handful of names (a hard set's covering siblings) with Python sets, for more with
     `_numpy_similarities`."""
     if len(names) < SMALL_BATCH:
-        mine = char_shingles(target, 3)
-        return [jaccard(mine, char_shingles(n, 3)) for n in names]
+        return [lexical_similarity(target, n) for n in names]
     return _numpy_similarities(target, names)
 
 
@@ -466,7 +460,7 @@ def _numpy_similarities(target: str, names: list[str]) -> list[float]:
     `jaccard`: the same floats."""
     if not names:
         return []
-    texts = [_normalized(target), *map(_normalized, names)]
+    texts = [normalize(target), *map(normalize, names)]
     lens = np.fromiter(map(len, texts), np.int64, len(texts))
     cp = np.frombuffer("".join(texts).encode("utf-32-le", "surrogatepass"), np.uint32).astype(np.int64)
     # two pads after each text: a text of 1 or 2 characters is one padded shingle, as

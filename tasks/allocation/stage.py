@@ -219,7 +219,7 @@ def index_entries(vocab: dict, out_dir: str) -> dict[str, str]:
     """The English entries' lexicon (`confusion.Lexicon`: every entry's words, IDF), written
     for allocation. It depends on the vocabulary alone, so a build that adds a language or
     changes quotas reads it from the cache (2.3 s of add-language's 19 s allocation at
-    paper scale); a cold build makes it while grounding runs."""
+    paper scale); a cold build makes it once grounding is done."""
     concepts_t = pq.read_table(vocab["concepts"])
     entries = entry_parts(concepts_t, read_atoms(vocab, "en", ["cui", "str"]))
     owner, texts = entries.entry_texts()
