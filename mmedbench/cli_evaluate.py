@@ -1,9 +1,10 @@
 """`mmedbench evaluate` (a Typer command function, registered in mmedbench/cli.py).
 
-Scores a release with BM25 and/or dense retrievers; writes results.json, results.md, TREC
-runs and qrels, and pictures. A user's mistake (no release, a model path that is not a
-local model, an unknown split) prints one line `error: ...` and exits 2. Never imports
-Prefect; never downloads.
+Scores a release with BM25 and/or dense retrievers, and/or the TREC run files of any
+system (`--run NAME=DIR`); writes results.json, results.md, TREC runs and qrels, and
+pictures. A user's mistake (no release, a model path that is not a local model, an unknown
+split, a malformed run file) prints one line `error: ...` (one per malformed run file) and
+exits 2. Never imports Prefect; never downloads.
 """
 from __future__ import annotations
 
@@ -22,16 +23,21 @@ def _fail(message: str, code: int = 2) -> None:
 
 def evaluate(
     release: Path = typer.Argument(..., help="A release folder, e.g. releases/0.1.0"),
-    retriever: List[str] = typer.Option(["bm25"], "--retriever", "-r",
+    retriever: List[str] = typer.Option([], "--retriever", "-r",
                                         help="bm25, dense:MODEL_DIR or dense:NAME=MODEL_DIR (a local sentence-transformers "
-                                             "model folder; nothing downloads). Repeat for several."),
+                                             "model folder; nothing downloads). Repeat for several. Default: bm25, "
+                                             "unless --run is given."),
+    run: List[str] = typer.Option([], "--run",
+                                  help="NAME=DIR: score another system's TREC run files, named <task>-<lang>.trec and "
+                                       "<task>-<lang>-pivot.trec (the pivot control). Repeat for several."),
     split: List[str] = typer.Option(["test"], "--split", help="Split to score: test or dev. Repeat for both."),
     out: Path = typer.Option(Path("results"), "--out", "-o", help="Results folder (results.json, results.md, runs/, qrels/, figures/)."),
     cache_dir: Path = typer.Option(Path(".mmedbench-cache/embeddings"), "--cache-dir",
                                    help="Cache of dense embeddings, by content hash."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress lines."),
 ) -> None:
-    """Score a release with retrievers: nDCG@10, Recall@100, MRR@10 per cell, tiers, gaps, runs, pictures."""
+    """Score a release: nDCG@10, Recall@100, MRR@10 per cell with intervals, the language gap on the same items, tiers, runs, pictures."""
+    from tasks.evaluation.external import parse_run_spec
     from tasks.evaluation.retrievers import parse_retrievers
     from tasks.evaluation.stage import evaluate_release, release_info
 
@@ -39,9 +45,10 @@ def evaluate(
         info = release_info(release)
         if out.resolve().is_relative_to(release.resolve()):
             raise InputError(out, "is inside the release folder; a published release is never modified (choose another --out)")
-        specs = parse_retrievers(retriever)
+        specs = parse_retrievers(retriever or ([] if run else ["bm25"])) if retriever or not run else []
+        runs = [parse_run_spec(r) for r in run]
         progress = None if quiet else (lambda m: typer.echo(m, err=True))
-        res = evaluate_release(release, specs, out, split, info=info, cache_dir=cache_dir, progress=progress)
+        res = evaluate_release(release, specs, out, split, info=info, cache_dir=cache_dir, progress=progress, runs=runs)
     except InputError as exc:
         _fail(str(exc))
     except OSError as exc:
@@ -53,3 +60,10 @@ def evaluate(
         if m.over == "task":
             typer.echo(f"  {m.retriever:24s} {m.split:4s} {m.key:9s} nDCG@10={m.metrics.ndcg_at_10:.3f} "
                        f"Recall@100={m.metrics.recall_at_100:.3f} MRR@10={m.metrics.mrr_at_10:.3f} ({len(m.cells)} cells)")
+    for g in res.gap_means:
+        if g.over == "all":
+            typer.echo(f"  {g.retriever:24s} {g.split:4s} language gap (pivot - native nDCG@10) {g.gap:+.3f} "
+                       f"[{g.interval.low:+.3f}, {g.interval.high:+.3f}] over {len(g.cells)} cells with pivots")
+    missing = sum(c.missing_queries for c in res.cells if c.retriever in {r.name for r in res.retrievers if r.kind == "run"})
+    if missing:
+        typer.echo(f"  run files: {missing} queries had no line in their run and scored 0 (per cell in results.md)")

@@ -1,7 +1,9 @@
 """The results of `mmedbench evaluate` (results.json): strict, so a drifting file fails loudly.
 
-Every number is computed from the release's own files; a cell with no query in a split
-has `metrics: null` (never a number). Floats are rounded to 6 decimals.
+Every number is computed from the release's own files (and, for `--run`, the run files
+given); a cell with no query in a split has `metrics: null` (never a number). Floats are
+rounded to 6 decimals. Every cell score, macro mean and language gap carries its 95%
+bootstrap interval over the cell's queries (`statistics` says how it was drawn).
 """
 from __future__ import annotations
 
@@ -16,7 +18,8 @@ SPLITS: tuple[Split, ...] = ("test", "dev")
 MetricName = Literal["ndcg_at_10", "recall_at_100", "mrr_at_10"]
 METRICS: tuple[MetricName, ...] = ("ndcg_at_10", "recall_at_100", "mrr_at_10")
 RetrieverName = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9._-]{0,63}$")]
-FORMAT = "mmedbench-evaluation/1"
+FORMAT = "mmedbench-evaluation/2"
+QuerySet = Literal["native", "pivot"]
 
 
 class Metrics(Strict):
@@ -25,10 +28,18 @@ class Metrics(Strict):
     mrr_at_10: float
 
 
+class Interval(Strict):
+    """A 95% percentile bootstrap interval."""
+
+    low: float
+    high: float
+
+
 class Retriever(Strict):
     name: RetrieverName  # the folder of its run files: runs/<name>/
-    kind: Literal["bm25", "dense"]
-    # bm25: k1, b, method, tokenizers; dense: the model's sha256, dimension, max_seq_length
+    kind: Literal["bm25", "dense", "run"]  # run: TREC files made by another system (--run NAME=DIR)
+    # bm25: k1, b, method, tokenizers; dense: the model's sha256, dimension, max_seq_length;
+    # run: the number of run files read (their sha256 are in run_inputs)
     parameters: dict[str, str | int | float]
 
 
@@ -37,9 +48,13 @@ class CellResult(Strict):
     task: TaskName
     lang: LangCode
     split: Split
+    # native: the cell's own queries; pivot: the same items asked in English (its pivot control)
+    query_set: QuerySet = "native"
     queries: int  # queries of this split; 0 = empty cell, and then no metrics
     documents: int
     metrics: Metrics | None = None
+    intervals: dict[MetricName, Interval] | None = None
+    missing_queries: int = 0  # queries of the split without a line in the run (each scored 0)
     run: str | None = None  # the run file, relative to the results folder
 
 
@@ -67,23 +82,74 @@ class MacroAverage(Strict):
     key: str  # the task or the language
     cells: list[str]  # the filled cells averaged
     metrics: Metrics
+    intervals: dict[MetricName, Interval]  # each cell resampled within itself
 
 
-class Gap(Strict):
-    """English minus another language on one task (nDCG@10), and their ratio language/English."""
+class PivotGap(Strict):
+    """The language gap of one cell on identical items (nDCG@10): its queries asked in the
+    cell's language (native) and in English (pivot), against the same corpus and qrels.
+    gap = pivot - native, the mean of per-query differences over the items with a pivot."""
 
     retriever: RetrieverName
     split: Split
     task: TaskName
     lang: LangCode
-    english: float
-    other: float
+    queries: int  # items with a pivot (the paired queries)
+    cell_queries: int  # every query of the cell in the split
+    native: float
+    native_interval: Interval
+    pivot: float
+    pivot_interval: Interval
     gap: float
-    ratio: float | None  # None when English scores 0
+    gap_interval: Interval
+    # every retriever's pivot score is below the floor: the cell measures item difficulty
+    # more than language (asked in English, its items are still mostly not found)
+    item_difficulty: bool
+
+
+class GapMean(Strict):
+    """Unweighted mean of the pivot gaps of several cells (each resampled within itself)."""
+
+    retriever: RetrieverName
+    split: Split
+    over: Literal["task", "all"]
+    key: str  # the task, or "all"
+    cells: list[str]
+    gap: float
+    interval: Interval
+
+
+class Comparison(Strict):
+    """Two retrievers on one cell's native queries (nDCG@10): a paired randomization test,
+    Holm-adjusted over the cells the two were compared on."""
+
+    retriever_a: RetrieverName
+    retriever_b: RetrieverName
+    split: Split
+    task: TaskName
+    lang: LangCode
+    queries: int
+    a: float
+    b: float
+    difference: float  # a - b
+    p_value: float
+    p_adjusted: float
+    significant: bool  # p_adjusted < alpha
+
+
+class Statistics(Strict):
+    confidence: float
+    bootstrap_resamples: int
+    randomization_permutations: int
+    exact_up_to_queries: int  # randomization enumerates every sign pattern up to this many queries
+    correction: Literal["holm"]
+    alpha: float
+    seed: int
+    difficulty_floor: float  # a cell is labelled item_difficulty when every pivot score is below it
 
 
 class EvaluationResults(Strict):
-    format: Literal["mmedbench-evaluation/1"] = FORMAT
+    format: Literal["mmedbench-evaluation/2"] = FORMAT
     release: str  # the release's version
     build_id: Sha256
     splits: list[Split]
@@ -94,5 +160,11 @@ class EvaluationResults(Strict):
     cells: list[CellResult]
     macro: list[MacroAverage]
     tiers: list[TierResult]
-    gaps: list[Gap]
+    statistics: Statistics
+    pivot_gaps: list[PivotGap]
+    gap_means: list[GapMean]
+    # non-English cells with queries but no pivot control, with the manifest's reason
+    pivotless: dict[str, str]
+    comparisons: list[Comparison]
     inputs: dict[str, Sha256]  # the release files read, with their sha256
+    run_inputs: dict[str, Sha256] = {}  # --run files read: "<name>/<file>" -> sha256

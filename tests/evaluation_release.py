@@ -48,6 +48,15 @@ CELLS = {
     "evidence/en": (EVIDENCE_CORPUS, [(_q("evidence-en-1", "metformin glucose", "en", "C0000008"), ["e1"])]),
     "evidence/ja": (EVIDENCE_CORPUS, []),
 }
+# pivot controls: the same items asked in English (same ids, so the cell's qrels apply)
+PIVOTS = {
+    # "femoral hernia" finds the English p1, not the Japanese p3 that answers xqa-ja-1;
+    # "asthma airways" finds p4: per query (pivot - native) -1 and +1, gap 0
+    "xqa/ja": {"xqa-ja-1": "femoral hernia symptoms", "xqa-ja-2": "asthma airways"},
+    # the English name finds its own entry first: native 0, pivot 1, gap +1
+    "cd/ja": {"cd-ja-C0000002": "inguinal hernia"},
+}
+
 SETS = [
     {"set_id": "cd-en-C0000001", "lang": "en", "tier": "hard", "target_cui": "C0000001", "distractor_cuis": ["C0000002", "C0000003"]},
     {"set_id": "cd-en-C0000004", "lang": "en", "tier": "easy", "target_cui": "C0000004", "distractor_cuis": ["C0000003"]},
@@ -70,6 +79,11 @@ def make_tiny_release(root: Path) -> Path:
             rows = [f"{q['_id']}\t{doc}\t1\n" for q, rel in items if q["split"] == split for doc in rel]
             (d / "qrels").mkdir(parents=True, exist_ok=True)
             (d / "qrels" / f"{split}.tsv").write_text(HEADER + "".join(rows), encoding="utf-8")
+    for cell, texts in PIVOTS.items():
+        queries = {q["_id"]: q for q, _rel in CELLS[cell][1]}
+        _jsonl(root / cell / "pivot-queries.jsonl",
+               [queries[qid] | {"text": text, "lang": "en", "pivot_text": None, "provenance": "human-translated"}
+                for qid, text in sorted(texts.items())])
     _jsonl(root / "cd" / "confusion_sets.jsonl", SETS)
     manifest = {"version": "0.0.1", "build_id": BUILD_ID, "config": {"languages": ["en", "ja"]},
                 "languages": {c: registry[c].model_dump(mode="json") for c in ("en", "ja")},

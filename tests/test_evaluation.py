@@ -99,18 +99,48 @@ def test_an_empty_cell_has_no_number_anywhere(tiny):
     macro = {(m.split, m.over, m.key): m for m in res.macro}
     assert macro[("test", "task", "evidence")].cells == ["evidence/en"]
     assert macro[("test", "lang", "ja")].cells == ["xqa/ja", "cd/ja"]
-    assert not any(g.task == "evidence" for g in res.gaps)
-    assert "| evidence | 1.000 | empty | 1.000 |" in (tiny["out"] / "results.md").read_text()
+    assert not any(g.task == "evidence" for g in res.pivot_gaps)
+    assert "| evidence | 1.000 [1.00, 1.00] | empty | 1.000 [1.00, 1.00] |" in (tiny["out"] / "results.md").read_text()
 
 
-def test_macro_averages_and_gaps(tiny):
+def test_macro_averages(tiny):
     macro = {(m.split, m.over, m.key): m.metrics.ndcg_at_10 for m in tiny["res"].macro}
     assert macro[("test", "task", "xqa")] == round((2 / 3 + 1 / 2) / 2, 6)
     assert macro[("test", "task", "cd")] == 0.5
     assert macro[("test", "lang", "en")] == round((2 / 3 + 1 + 1) / 3, 6)
     assert macro[("test", "lang", "ja")] == 0.25
-    gaps = {(g.split, g.task, g.lang): (g.english, g.other, g.gap, g.ratio) for g in tiny["res"].gaps}
-    assert gaps == {("test", "xqa", "ja"): (0.666667, 0.5, 0.166667, 0.75), ("test", "cd", "ja"): (1.0, 0.0, 1.0, 0.0)}
+
+
+def test_the_language_gap_is_read_on_the_same_items(tiny):
+    """Pivot minus native, paired per query, on the cells with a pivot control; never English
+    cell minus language cell (different items)."""
+    gaps = {(g.split, g.task, g.lang): g for g in tiny["res"].pivot_gaps}
+    assert sorted(gaps) == [("test", "cd", "ja"), ("test", "xqa", "ja")]
+    xqa = gaps[("test", "xqa", "ja")]  # per query: xqa-ja-1 1 -> 0, xqa-ja-2 0 -> 1
+    assert (xqa.queries, xqa.cell_queries, xqa.native, xqa.pivot, xqa.gap) == (2, 2, 0.5, 0.5, 0.0)
+    # two differences, -1 and +1: a quarter of the resamples are all -1, a quarter all +1
+    assert (xqa.gap_interval.low, xqa.gap_interval.high) == (-1.0, 1.0)
+    assert (xqa.native_interval.low, xqa.native_interval.high) == (0.0, 1.0)
+    cd = gaps[("test", "cd", "ja")]
+    assert (cd.queries, cd.native, cd.pivot, cd.gap, cd.gap_interval.low, cd.gap_interval.high) == (1, 0.0, 1.0, 1.0, 1.0, 1.0)
+    assert not xqa.item_difficulty and not cd.item_difficulty
+    pivot_cells = {(c.task, c.lang, c.split): c for c in tiny["res"].cells if c.query_set == "pivot"}
+    assert sorted(pivot_cells) == [("cd", "ja", "test"), ("xqa", "ja", "test")]  # no dev query has a pivot
+    assert pivot_cells[("cd", "ja", "test")].run == "runs/bm25/cd-ja-pivot.trec"
+    means = {(m.over, m.key): (m.cells, m.gap) for m in tiny["res"].gap_means}
+    assert means == {("task", "xqa"): (["xqa/ja"], 0.0), ("task", "cd"): (["cd/ja"], 1.0), ("all", "all"): (["xqa/ja", "cd/ja"], 0.5)}
+    assert tiny["res"].pivotless == {}
+
+
+def test_every_score_carries_its_bootstrap_interval(tiny):
+    xqa_en = _cell(tiny["res"], "xqa", "en")  # per query 1, 1, 0
+    low, high = xqa_en.intervals["ndcg_at_10"].low, xqa_en.intervals["ndcg_at_10"].high
+    assert (low, high) == (0.0, 1.0) and low <= xqa_en.metrics.ndcg_at_10 <= high
+    cd_en = _cell(tiny["res"], "cd", "en")  # every query 1: no spread
+    assert (cd_en.intervals["ndcg_at_10"].low, cd_en.intervals["ndcg_at_10"].high) == (1.0, 1.0)
+    for m in tiny["res"].macro:
+        for metric, iv in m.intervals.items():
+            assert iv.low <= getattr(m.metrics, metric) <= iv.high, (m, metric)
 
 
 def test_concept_discrimination_per_tier(tiny):
@@ -130,7 +160,8 @@ def test_rescoring_the_run_files_gives_the_reported_numbers(tiny):
     for c in res.cells:
         if c.metrics is None:
             continue
-        qrels = read_qrels(out / "qrels" / f"{c.task}-{c.lang}.{c.split}.qrels")
+        pivot = "-pivot" if c.query_set == "pivot" else ""
+        qrels = read_qrels(out / "qrels" / f"{c.task}-{c.lang}{pivot}.{c.split}.qrels")
         run = read_run(out / c.run)
         ev = pytrec_eval.RelevanceEvaluator(qrels, {"ndcg_cut.10", "recall.100"}).evaluate(run)
         top10 = {q: dict(sorted(d.items(), key=lambda kv: (kv[1], kv[0]), reverse=True)[:10]) for q, d in run.items()}
@@ -140,7 +171,7 @@ def test_rescoring_the_run_files_gives_the_reported_numbers(tiny):
         assert round(sum(ev.get(q, {}).get("recall_100", 0) for q in qrels) / n, 6) == c.metrics.recall_at_100
         assert round(sum(rr.get(q, {}).get("recip_rank", 0) for q in qrels) / n, 6) == c.metrics.mrr_at_10
         checked += 1
-    assert checked == 6  # 5 filled test cells and xqa/en dev
+    assert checked == 8  # 5 filled test cells, xqa/en dev, and the two pivot controls
 
 
 def test_results_json_is_the_schema_and_names_its_inputs(tiny):
@@ -151,7 +182,8 @@ def test_results_json_is_the_schema_and_names_its_inputs(tiny):
     assert str(tiny["base"]) not in (tiny["out"] / "results.json").read_text()  # no absolute paths
     # no cd query in dev: no tier picture for it
     assert sorted(p.name for p in (tiny["out"] / "figures").iterdir()) == [
-        "cd-tiers-bm25-test.png", "ndcg10-bm25-dev.png", "ndcg10-bm25-test.png"]
+        "cd-tiers-bm25-test.png", "ndcg10-bm25-dev.png", "ndcg10-bm25-test.png", "pivot-gap-test.png"]
+    assert "xqa/ja/pivot-queries.jsonl" in res.inputs
 
 
 def test_the_same_release_gives_byte_identical_results(tiny, tmp_path):

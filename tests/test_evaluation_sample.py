@@ -23,9 +23,17 @@ def test_the_sample_release_is_scored_in_all_18_cells(sample_build, tmp_path):
         [("task", t) for t in ("xqa", "cd", "evidence")] + [("lang", l) for l in ("en", "zh", "ja", "fr", "ru", "es")])
     assert {(t.lang, t.tier) for t in res.tiers} == {(l, t) for l in ("en", "zh", "ja", "fr", "ru", "es")
                                                      for t in ("easy", "medium", "hard")}
-    assert len(res.gaps) == 15
-    for c in filled:  # re-scored from the files alone, as trec_eval -c would
-        per_q = per_query(read_qrels(tmp_path / "res" / "qrels" / f"{c.task}-{c.lang}.test.qrels"),
+    # every non-English cell of the sample has its pivot control: the gap is read on the same items
+    others = ("zh", "ja", "fr", "ru", "es")
+    assert sorted((g.task, g.lang) for g in res.pivot_gaps) == sorted((t, l) for t in ("xqa", "cd", "evidence") for l in others)
+    assert res.pivotless == {}
+    for g in res.pivot_gaps:
+        assert g.queries == g.cell_queries and g.gap_interval.low <= g.gap <= g.gap_interval.high
+    pivots = [c for c in res.cells if c.query_set == "pivot"]
+    assert len(pivots) == 15
+    for c in filled + pivots:  # re-scored from the files alone, as trec_eval -c would
+        tag = "-pivot" if c.query_set == "pivot" else ""
+        per_q = per_query(read_qrels(tmp_path / "res" / "qrels" / f"{c.task}-{c.lang}{tag}.test.qrels"),
                           read_run(tmp_path / "res" / c.run))
         assert round(sum(v["ndcg_at_10"] for v in per_q.values()) / len(per_q), 6) == c.metrics.ndcg_at_10
 
@@ -45,7 +53,12 @@ def test_a_build_that_evaluates_itself_shows_the_table_on_its_card(sample_build,
     card = (release / "README.md").read_text()
     table = card.split("## Retrieval baselines", 1)[1].split("## Provenance")[0]
     xqa = next(m for m in inside.macro if (m.over, m.key) == ("task", "xqa"))
-    assert f"| {xqa.metrics.ndcg_at_10:.3f} |" in table.split("| xqa |")[1].splitlines()[0]
+    assert f"| {xqa.metrics.ndcg_at_10:.3f} [" in table.split("| xqa |")[1].splitlines()[0]
+    # the card's gap table is pivot minus native, with its picture (hashed with the release)
+    gaps = card.split("## Language gap on the same items", 1)[1].split("## Provenance")[0]
+    g = next(g for g in inside.pivot_gaps if (g.task, g.lang) == ("cd", "fr"))
+    assert f"| bm25 | cd/fr | {g.queries} of {g.cell_queries} | {g.native:.3f} [" in gaps
+    assert "](evaluation/figures/pivot-gap-test.png)" in gaps and "evaluation/figures/pivot-gap-test.png" in manifest["files"]
     assert audit_release(release).passed
     # anyone re-evaluating the published release gets the very bytes the card was made from
     again = tmp_path / "again"

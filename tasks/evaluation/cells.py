@@ -1,4 +1,6 @@
-"""Read what an evaluation needs from a release folder: cells, split qrels, confusion sets.
+"""Read what an evaluation needs from a release folder: cells, split qrels, confusion sets,
+and each cell's pivot control (`pivot-queries.jsonl`: the same items asked in English,
+with the same ids, so the cell's qrels apply unchanged).
 
 Every file read is hashed, so results.json names exactly the bytes it scored.
 """
@@ -14,6 +16,7 @@ from common.jsonio import read_jsonl
 from schemas.records import TASKS
 
 QRELS_HEADER = "query-id\tcorpus-id\tscore"
+PIVOT_QUERIES = "pivot-queries.jsonl"
 
 
 @dataclass
@@ -24,10 +27,18 @@ class Cell:
     corpus_sha: str
     queries: list[dict]  # the queries of the evaluated splits, sorted by id
     qrels: dict[str, dict[str, dict[str, int]]] = field(default_factory=dict)  # split -> query -> doc -> rel
+    pivot_queries: list[dict] | None = None  # the pivot control's queries of the evaluated splits, or None
 
     @property
     def name(self) -> str:
         return f"{self.task}/{self.lang}"
+
+    def pivot_cell(self) -> "Cell":
+        """The pivot control as a cell of its own: English queries (so retrievers tokenize
+        them as English), the same corpus, and the qrels of the items that have a pivot."""
+        ids = {q["_id"] for q in self.pivot_queries or []}
+        qrels = {s: {q: d for q, d in rel.items() if q in ids} for s, rel in self.qrels.items()}
+        return Cell(self.task, "en", self.docs, self.corpus_sha, list(self.pivot_queries or []), qrels)
 
 
 def _sha(path: Path) -> tuple[bytes, str]:
@@ -92,6 +103,13 @@ def load_cells(root: Path, cells: list[str], languages: list[str], splits: list[
         missing = wanted - {q["_id"] for q in cell.queries}
         if missing:
             raise InputError(d / "queries.jsonl", f"qrels name queries it does not have: {', '.join(sorted(missing)[:3])}")
+        if (d / PIVOT_QUERIES).exists():
+            native = {q["_id"] for q in queries}
+            pivots = _jsonl(d / PIVOT_QUERIES, inputs, root)
+            strays = sorted(q["_id"] for q in pivots if q["_id"] not in native)
+            if strays:
+                raise InputError(d / PIVOT_QUERIES, f"pivot queries that are not queries of the cell: {', '.join(strays[:3])}")
+            cell.pivot_queries = sorted((q for q in pivots if q["_id"] in wanted), key=lambda q: q["_id"])
         out.append(cell)
     confusion = {}
     if any(c.task == "cd" for c in out):

@@ -2,6 +2,8 @@
 
   figures/ndcg10-<retriever>-<split>.png    task x language heatmap of nDCG@10
   figures/cd-tiers-<retriever>-<split>.png  within-set accuracy@1 per tier and language
+  figures/pivot-gap-<split>.png             the language gap (pivot minus native nDCG@10) per
+                                            cell and system, with 95% bootstrap error bars
 
 An empty cell is drawn grey and labelled "empty", never coloured as a score.
 """
@@ -93,9 +95,47 @@ def tiers_chart(res: EvaluationResults, retriever: str, split: str, path: Path) 
     return True
 
 
+def pivot_gap_chart(res: EvaluationResults, split: str, path: Path) -> bool:
+    """One bar per (cell, system): pivot minus native nDCG@10 on the same items, error bars
+    from the paired bootstrap; a cell labelled item difficulty is hatched."""
+    plt = _plt()
+    gaps = [g for g in res.pivot_gaps if g.split == split]
+    if not gaps:
+        return False
+    systems = list(dict.fromkeys(g.retriever for g in gaps))
+    order = {(t, l): (TASKS.index(t), _langs(res).index(l)) for t, l in {(g.task, g.lang) for g in gaps}}
+    cells = sorted(order, key=order.__getitem__)
+    width = 0.8 / len(systems)
+    fig, ax = plt.subplots(figsize=(1.1 * len(cells) * max(1, len(systems) / 2) + 2.5, 3.8), dpi=100)
+    colors = plt.get_cmap("tab10")
+    for k, name in enumerate(systems):
+        mine = {(g.task, g.lang): g for g in gaps if g.retriever == name}
+        xs = [i + (k - (len(systems) - 1) / 2) * width for i, c in enumerate(cells) if c in mine]
+        rows = [mine[c] for c in cells if c in mine]
+        err = [[g.gap - g.gap_interval.low for g in rows], [g.gap_interval.high - g.gap for g in rows]]
+        bars = ax.bar(xs, [g.gap for g in rows], width, yerr=err, capsize=3, label=name, color=colors(k % 10))
+        for bar, g in zip(bars, rows):
+            if g.item_difficulty:
+                bar.set_hatch("//")
+    ax.axhline(0, color="black", linewidth=0.8)
+    ax.set_xticks(range(len(cells)), [f"{t}/{l}" for t, l in cells], rotation=30, ha="right")
+    ax.set_ylabel("pivot - native nDCG@10")
+    ax.set_title(f"Language gap on the same items, {split} split (hatched: item difficulty)", fontsize=10)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, title="system", title_fontsize=8)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, metadata=_METADATA)
+    plt.close(fig)
+    return True
+
+
 def write_figures(res: EvaluationResults, folder: Path) -> list[str]:
     """Every picture; returns their paths relative to the results folder."""
     out = []
+    for split in res.splits:
+        name = f"pivot-gap-{split}.png"
+        if pivot_gap_chart(res, split, folder / name):
+            out.append(f"{folder.name}/{name}")
     for r in res.retrievers:
         for split in res.splits:
             name = f"ndcg10-{r.name}-{split}.png"

@@ -1,6 +1,7 @@
-"""results.md, and the results table a dataset card shows.
+"""results.md, and the results tables a dataset card shows.
 
 Numbers come from an EvaluationResults only; an empty cell reads "empty", never a number.
+A score is printed with its 95% bootstrap interval as `0.512 [0.43, 0.59]`.
 """
 from __future__ import annotations
 
@@ -19,6 +20,17 @@ def _f(x: float | None) -> str:
     return "-" if x is None else f"{x:.3f}"
 
 
+def _ci(x: float | None, interval) -> str:
+    """A score and its interval: `0.512 [0.43, 0.59]`."""
+    if x is None:
+        return "-"
+    return f"{x:.3f}" if interval is None else f"{x:.3f} [{interval.low:.2f}, {interval.high:.2f}]"
+
+
+def _signed(x: float, interval) -> str:
+    return f"{x:+.3f} [{interval.low:+.2f}, {interval.high:+.2f}]"
+
+
 def _langs(res: EvaluationResults) -> list[str]:
     seen = list(dict.fromkeys(c.lang for c in res.cells))
     return (["en"] if "en" in seen else []) + [l for l in seen if l != "en"]
@@ -27,7 +39,7 @@ def _langs(res: EvaluationResults) -> list[str]:
 def _grid(res: EvaluationResults, retriever: str, split: str, metric: str) -> list[str]:
     """Tasks x languages for one retriever, with the macro averages as the last column and row."""
     langs = _langs(res)
-    cells = {(c.task, c.lang): c for c in res.cells if c.retriever == retriever and c.split == split}
+    cells = {(c.task, c.lang): c for c in res.cells if c.retriever == retriever and c.split == split and c.query_set == "native"}
     macro = {(m.over, m.key): m for m in res.macro if m.retriever == retriever and m.split == split}
     lines = [f"| {METRIC_LABELS[metric]} | " + " | ".join(langs) + " | task mean |",
              "|---|" + "---:|" * (len(langs) + 1)]
@@ -37,13 +49,14 @@ def _grid(res: EvaluationResults, retriever: str, split: str, metric: str) -> li
         row = []
         for lang in langs:
             c = cells.get((task, lang))
-            row.append("" if c is None else "empty" if c.metrics is None else _f(getattr(c.metrics, metric)))
+            row.append("not run" if c is None else "empty" if c.metrics is None
+                       else _ci(getattr(c.metrics, metric), (c.intervals or {}).get(metric)))
         m = macro.get(("task", task))
-        lines.append(f"| {task} | " + " | ".join(row) + f" | {_f(getattr(m.metrics, metric)) if m else '-'} |")
+        lines.append(f"| {task} | " + " | ".join(row) + f" | {_ci(getattr(m.metrics, metric), m.intervals.get(metric)) if m else '-'} |")
     row = []
     for lang in langs:
         m = macro.get(("lang", lang))
-        row.append(_f(getattr(m.metrics, metric)) if m else "-")
+        row.append(_ci(getattr(m.metrics, metric), m.intervals.get(metric)) if m else "-")
     lines.append("| language mean | " + " | ".join(row) + " | |")
     return lines
 
@@ -51,7 +64,7 @@ def _grid(res: EvaluationResults, retriever: str, split: str, metric: str) -> li
 def _counts(res: EvaluationResults, split: str) -> list[str]:
     langs = _langs(res)
     first = res.retrievers[0].name
-    cells = {(c.task, c.lang): c for c in res.cells if c.retriever == first and c.split == split}
+    cells = {(c.task, c.lang): c for c in res.cells if c.retriever == first and c.split == split and c.query_set == "native"}
     lines = [f"| queries ({split}) | " + " | ".join(langs) + " |", "|---|" + "---:|" * len(langs)]
     for task in TASKS:
         if any(t == task for t, _l in cells):
@@ -63,13 +76,55 @@ def _counts(res: EvaluationResults, split: str) -> list[str]:
 def results_table_markdown(res: EvaluationResults) -> str:
     """nDCG@10 per task and language for each retriever on the first split: the card's table."""
     split = res.splits[0]
-    out = [f"nDCG@10 on the {split} split, computed by `mmedbench evaluate` from this release's own files "
-           f"(build {res.build_id[:12]}); `empty`: the cell has no {split} query, so no score. "
-           f"Runs, qrels and the full results (Recall@100, MRR@10, concept-discrimination tiers, "
-           f"cross-lingual gaps) are in `evaluation/`.", ""]
+    out = [f"nDCG@10 on the {split} split with its 95% bootstrap interval over queries, computed by "
+           f"`mmedbench evaluate` from this release's own files (build {res.build_id[:12]}); `empty`: the cell has "
+           f"no {split} query, so no score. Cells of different languages hold different items: compare languages "
+           f"with the language-gap table, not across this one. Runs, qrels and the full results (Recall@100, "
+           f"MRR@10, concept-discrimination tiers, randomization tests) are in `evaluation/`.", ""]
     for r in res.retrievers:
         out += [f"**{r.name}**", ""] + _grid(res, r.name, split, "ndcg_at_10") + [""]
     return "\n".join(out)
+
+
+PIVOT_READING = ("The language gap of a cell is read on the same items: each query of the cell was also asked in "
+                 "English (its pivot control: the source's own English, the text it was translated from, or the "
+                 "concept's English name), against the same corpus and qrels. `gap` = pivot minus native nDCG@10, "
+                 "paired per query, with 95% bootstrap intervals; a gap whose interval excludes 0 is beyond noise. "
+                 "A cell marked *item difficulty* scores below {floor:.2f} asked in English for every system: "
+                 "it measures how hard its items are more than what language costs.")
+
+
+def gap_reading(g) -> str:
+    """What a cell's gap says, in words: the label the card and results.md print."""
+    if g.item_difficulty:
+        return "item difficulty"
+    if g.gap_interval.low > 0:
+        return "English better"
+    if g.gap_interval.high < 0:
+        return "native better"
+    return "within noise"
+
+
+def pivot_gap_lines(res: EvaluationResults, split: str) -> list[str]:
+    gaps = [g for g in res.pivot_gaps if g.split == split]
+    if not gaps and not res.pivotless:
+        return []
+    lines = [PIVOT_READING.format(floor=res.statistics.difficulty_floor), ""]
+    if gaps:
+        lines += ["| system | cell | items with pivot | native | pivot (English) | gap = pivot - native | reading |",
+                  "|---|---|---:|---:|---:|---:|---|"]
+        for g in gaps:
+            lines.append(f"| {g.retriever} | {g.task}/{g.lang} | {g.queries} of {g.cell_queries} | "
+                         f"{_ci(g.native, g.native_interval)} | {_ci(g.pivot, g.pivot_interval)} | "
+                         f"{_signed(g.gap, g.gap_interval)} | {gap_reading(g)} |")
+    means = [m for m in res.gap_means if m.split == split]
+    if means:
+        lines += ["", "| system | mean gap over | cells | gap |", "|---|---|---:|---:|"]
+        lines += [f"| {m.retriever} | {m.key} | {len(m.cells)} | {_signed(m.gap, m.interval)} |" for m in means]
+    if res.pivotless:
+        lines += ["", "Cells without a pivot control (no language gap can be read on them):", ""]
+        lines += [f"- `{cell}`: {why}" for cell, why in sorted(res.pivotless.items())]
+    return lines
 
 
 def card_section(results_path: Path, build_id: str) -> list[str]:
@@ -80,18 +135,57 @@ def card_section(results_path: Path, build_id: str) -> list[str]:
         return []
     if res.build_id != build_id:
         return []
-    return ["## Retrieval baselines", "", results_table_markdown(res).rstrip()]
+    out = ["## Retrieval baselines", "", results_table_markdown(res).rstrip()]
+    gap = pivot_gap_lines(res, res.splits[0])
+    if gap:
+        figure = f"evaluation/figures/pivot-gap-{res.splits[0]}.png"
+        out += ["", "## Language gap on the same items", ""] + gap
+        if (Path(results_path).parent / "figures" / f"pivot-gap-{res.splits[0]}.png").exists():
+            out += ["", f"![language gap per task and language]({figure})"]
+    return out
 
 
 def _params(p: dict) -> str:
     return ", ".join(f"{k}={str(v)[:12] + '...' if k.endswith('sha256') else v}" for k, v in p.items())
 
 
+def _missing_lines(res: EvaluationResults, split: str) -> list[str]:
+    runs = {r.name for r in res.retrievers if r.kind == "run"}
+    rows = [c for c in res.cells if c.retriever in runs and c.split == split and c.metrics is not None]
+    if not rows:
+        return []
+    lines = ["", "### Run files (--run)", "", "A query of the cell without a line in a run scores 0 (trec_eval -c).", "",
+             "| system | cell | queries | missing from the run |", "|---|---|---:|---:|"]
+    lines += [f"| {c.retriever} | {c.task}/{c.lang}{' (pivot)' if c.query_set == 'pivot' else ''} | {c.queries} | "
+              f"{c.missing_queries} |" for c in rows]
+    return lines
+
+
+def _comparison_lines(res: EvaluationResults, split: str) -> list[str]:
+    rows = [c for c in res.comparisons if c.split == split]
+    if not rows:
+        return []
+    st = res.statistics
+    lines = ["", "### Systems compared per cell (nDCG@10)", "",
+             f"Paired randomization test ({st.randomization_permutations} sign flips, exact up to "
+             f"{st.exact_up_to_queries} queries), two-sided; p adjusted by Holm over the cells each pair was compared on; "
+             f"significant: adjusted p < {st.alpha}.", "",
+             "| A | B | cell | queries | A | B | A - B | p | p (Holm) | significant |",
+             "|---|---|---|---:|---:|---:|---:|---:|---:|---|"]
+    lines += [f"| {c.retriever_a} | {c.retriever_b} | {c.task}/{c.lang} | {c.queries} | {_f(c.a)} | {_f(c.b)} | "
+              f"{c.difference:+.3f} | {c.p_value:.4f} | {c.p_adjusted:.4f} | {'yes' if c.significant else 'no'} |" for c in rows]
+    return lines
+
+
 def results_markdown(res: EvaluationResults, figures: list[str]) -> str:
     lines = [f"# Retrieval evaluation of release {res.release}", "",
              f"Build `{res.build_id[:12]}`; splits: {', '.join(res.splits)}; {res.depth} documents per query in each run. "
              "Every number is computed from the release's own files (listed with their sha256 in results.json); "
-             "`empty`: the cell has no query in the split, so it has no score and is left out of the means.", "",
+             "`empty`: the cell has no query in the split, so it has no score and is left out of the means; "
+             "`not run`: a --run folder has no file for the cell. Each score is followed by its 95% bootstrap "
+             f"interval ({res.statistics.bootstrap_resamples} resamples of the cell's queries, seed "
+             f"{res.statistics.seed}). Cells of different languages hold different items: the language gap is "
+             "read on the same items (pivot controls), below.", "",
              "## Retrievers", ""]
     for r in res.retrievers:
         lines.append(f"- `{r.name}` ({r.kind}): {_params(r.parameters)}")
@@ -113,12 +207,10 @@ def results_markdown(res: EvaluationResults, figures: list[str]) -> str:
                                                   _langs(res).index(t.lang), order[t.tier])):
                 lines.append(f"| {t.retriever} | {t.lang} | {t.tier} | {t.count} | {t.ties} | {_f(t.accuracy_at_1)} | "
                              f"{_f(t.mrr)} | {_f(t.retrieval_ndcg_at_10)} | {_f(t.retrieval_mrr_at_10)} |")
-        gaps = [g for g in res.gaps if g.split == split]
-        if gaps:
-            lines += ["", "### Cross-lingual gap (nDCG@10)", "",
-                      "| retriever | task | lang | en | lang | en - lang | lang / en |", "|---|---|---|---:|---:|---:|---:|"]
-            for g in gaps:
-                lines.append(f"| {g.retriever} | {g.task} | {g.lang} | {_f(g.english)} | {_f(g.other)} | {_f(g.gap)} | {_f(g.ratio)} |")
+        gap = pivot_gap_lines(res, split)
+        if gap:
+            lines += ["", "### Language gap on the same items (nDCG@10)", ""] + gap
+        lines += _missing_lines(res, split) + _comparison_lines(res, split)
     if figures:
         lines += ["", "## Figures", ""] + [f"![{Path(f).stem}]({f})" for f in figures]
     lines += ["", "## Re-scoring the runs", "",
@@ -128,5 +220,6 @@ def results_markdown(res: EvaluationResults, figures: list[str]) -> str:
               "trec_eval -c -M 10 -m recip_rank qrels/<task>-<lang>.<split>.qrels runs/<retriever>/<task>-<lang>.trec",
               "```", "",
               "`-c` counts every query of the qrels (one the run retrieves nothing for scores 0); `-M 10` cuts each "
-              "ranking at 10 documents for MRR@10.", ""]
+              "ranking at 10 documents for MRR@10. A pivot run is scored against its own qrels: "
+              "`qrels/<task>-<lang>-pivot.<split>.qrels` with `runs/<retriever>/<task>-<lang>-pivot.trec`.", ""]
     return "\n".join(lines)

@@ -1,14 +1,21 @@
 """Stage: evaluate a release with retrievers: run files, metrics, results.json/md, pictures.
 
-    evaluate_release(release_dir, ["bm25", "dense:MODEL_DIR"], out_dir)
+    evaluate_release(release_dir, ["bm25", "dense:MODEL_DIR"], out_dir, runs=[RunSpec(...)])
 
-For every retriever and cell: the top DEPTH documents of each query of the evaluated
-splits, written as a TREC run (runs/<retriever>/<task>-<lang>.trec) beside TREC qrels
-(qrels/<task>-<lang>.<split>.qrels), and scored by pytrec_eval from the printed run, so
-trec_eval on those files gives the same numbers. Concept discrimination is also scored
-within each confusion set, per tier. Macro averages per task and per language cover the
-filled cells only; an empty cell (no query in the split) gets no number anywhere.
-Nothing depends on time, paths or thread timing: the same release and retrievers give
+For every system and cell: the top DEPTH documents of each query of the evaluated splits,
+written as a TREC run (runs/<system>/<task>-<lang>.trec, and <task>-<lang>-pivot.trec for
+the cell's pivot control) beside TREC qrels (qrels/<task>-<lang>[-pivot].<split>.qrels),
+and scored by pytrec_eval from the printed run, so trec_eval on those files gives the same
+numbers. A system is a retriever the project runs (bm25, dense) or a folder of another
+system's run files (`--run NAME=DIR`, copied as they are).
+
+The language gap of a cell is read on the same items: pivot (its queries asked in English)
+minus native, paired per query. Every cell score, macro mean and gap carries a 95%
+bootstrap interval over queries (tasks/evaluation/stats.py); two systems are compared on
+each cell with a paired randomization test, Holm-adjusted over the cells. Concept
+discrimination is also scored within each confusion set, per tier. Macro averages cover
+the filled cells only; an empty cell (no query in the split) gets no number anywhere.
+Nothing depends on time, paths or thread timing: the same release and runs give
 byte-identical results.json and run files.
 """
 from __future__ import annotations
@@ -16,20 +23,24 @@ from __future__ import annotations
 import json
 import shutil
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from common.errors import InputError
 from common.jsonio import atomic_write
 from schemas.config import Language, load_registry
 from schemas.records import TASKS, TIERS
-from schemas.results import CellResult, EvaluationResults, Gap, MacroAverage, Metrics, Retriever, TierResult
+from schemas.results import (METRICS, CellResult, Comparison, EvaluationResults, GapMean, Interval, MacroAverage, Metrics,
+                             PivotGap, Retriever, Statistics, TierResult)
+from tasks.evaluation import stats
 from tasks.evaluation.cells import Cell, load_cells, read_manifest
+from tasks.evaluation.external import ExternalRuns, RunSpec, read_runs, run_file_name
 from tasks.evaluation.metrics import MEASURES, mean, mean_metrics, per_query, within_set
 from tasks.evaluation.retrievers import RetrieverSpec, make_retriever, parse_retrievers
 from tasks.evaluation.runs import format_score, printed, write_qrels, write_run
 
 DEPTH = 100
+DIFFICULTY_FLOOR = 0.30  # a pivot nDCG@10 below this for every system: the items are hard even in English
 PROJECT_REGISTRY = Path(__file__).resolve().parents[2] / "configs" / "languages.toml"
 OWNED = ("results.json", "results.md", "runs", "qrels", "figures")
 
@@ -41,6 +52,7 @@ class ReleaseInfo:
     languages: list[str]  # the build's order, English first
     cells: list[str]  # task/lang
     registry: dict[str, Language]
+    pivot_notes: dict[str, str] = field(default_factory=dict)  # cell -> why it has no pivot control (manifest)
 
 
 def _registry(entries: dict[str, dict]) -> dict[str, Language]:
@@ -57,11 +69,21 @@ def _registry(entries: dict[str, dict]) -> dict[str, Language]:
     return out
 
 
+def pivot_notes(cells: dict) -> dict[str, str]:
+    """The manifest's reason, per cell, that it has no pivot control (where it gives one)."""
+    out = {}
+    for name, cell in cells.items():
+        pivots = cell.get("pivots") if isinstance(cell, dict) else None
+        if isinstance(pivots, dict) and pivots.get("reason"):
+            out[name] = str(pivots["reason"])
+    return out
+
+
 def release_info(root: Path) -> ReleaseInfo:
     m = read_manifest(root)
     try:
         return ReleaseInfo(version=m["version"], build_id=m["build_id"], languages=list(m["config"]["languages"]),
-                           cells=sorted(m["cells"]), registry=_registry(m["languages"]))
+                           cells=sorted(m["cells"]), registry=_registry(m["languages"]), pivot_notes=pivot_notes(m["cells"]))
     except (KeyError, TypeError, ValueError) as exc:
         raise InputError(Path(root) / "manifest.json", f"unreadable manifest ({exc})") from None
 
@@ -72,6 +94,10 @@ def _r(x: float | None) -> float | None:
 
 def _metrics(d: dict[str, float]) -> Metrics:
     return Metrics(**{k: _r(v) for k, v in d.items()})
+
+
+def _interval(bounds: tuple[float, float] | None) -> Interval | None:
+    return None if bounds is None else Interval(low=_r(bounds[0]), high=_r(bounds[1]))
 
 
 def _prepare_out(out_dir: Path) -> None:
@@ -114,40 +140,226 @@ def _tiers(retriever: str, cell: Cell, split: str, searcher, confusion: dict, pe
     return out
 
 
-Raw = dict[tuple[str, str, str, str], dict[str, float]]  # (retriever, task, lang, split) -> unrounded metrics
+Key = tuple[str, str, str, str, str]  # (system, task, lang, split, query set)
+PerQuery = dict[Key, dict[str, dict[str, float]]]  # -> query id -> metric -> value
 
 
-def _macro(raw: Raw, retriever: str, split: str, over: str, keys: list[str]) -> list[MacroAverage]:
+def _draw_key(task: str, lang: str, split: str) -> str:
+    """Bootstrap draws are keyed by cell and split only: every system, and the native and
+    pivot query sets of one cell, resample the same positions (a paired bootstrap)."""
+    return f"{task}/{lang}/{split}"
+
+
+def _values(per_q: dict[str, dict[str, float]], qids: list[str], metric: str) -> list[float]:
+    return [per_q[q][metric] for q in qids]
+
+
+class _Engine:
+    """A retriever the project runs (bm25, dense): it ranks a cell's queries itself."""
+
+    def __init__(self, spec: RetrieverSpec, engine):
+        self.name, self.kind, self.engine = spec.name, spec.kind, engine
+
+    def rank(self, cell: Cell, pivot: bool, out_dir: Path) -> tuple[dict | None, object | None]:
+        scope = cell.pivot_cell() if pivot else cell
+        searcher = self.engine.searcher(scope)
+        run = {q["_id"]: printed(r) for q, r in zip(scope.queries, searcher.top(DEPTH))}
+        write_run(out_dir / self.run_path(cell, pivot), run, self.name)
+        return run, searcher
+
+    def run_path(self, cell: Cell, pivot: bool) -> str:
+        return f"runs/{self.name}/{run_file_name(cell.task, cell.lang, pivot)}"
+
+    def parameters(self, languages: list[str]) -> dict:
+        return self.engine.parameters(languages)
+
+
+class _Runs:
+    """Another system's run files (--run NAME=DIR), copied into runs/NAME/ as they are."""
+
+    kind = "run"
+
+    def __init__(self, runs: ExternalRuns):
+        self.name, self.runs = runs.spec.name, runs
+
+    def rank(self, cell: Cell, pivot: bool, out_dir: Path) -> tuple[dict | None, None]:
+        name = run_file_name(cell.task, cell.lang, pivot)
+        if name not in self.runs.runs:
+            return None, None
+        with atomic_write(out_dir / self.run_path(cell, pivot), "wb") as fh:
+            fh.write(self.runs.data[name])
+        return self.runs.runs[name], None
+
+    def run_path(self, cell: Cell, pivot: bool) -> str:
+        return f"runs/{self.name}/{run_file_name(cell.task, cell.lang, pivot)}"
+
+    def parameters(self, _languages: list[str]) -> dict:
+        return {"source": "TREC run files (--run)", "files": len(self.runs.runs)}
+
+
+def _cell_result(system, cell: Cell, split: str, query_set: str, per_q: dict, run: dict, rel: str) -> CellResult:
+    qids = sorted(per_q)
+    key = _draw_key(cell.task, cell.lang, split)
+    return CellResult(retriever=system.name, task=cell.task, lang=cell.lang, split=split, query_set=query_set,
+                      queries=len(qids), documents=len(cell.docs), metrics=_metrics(mean_metrics(per_q, qids)),
+                      intervals={m: _interval(stats.interval(_values(per_q, qids, m), key)) for m in METRICS},
+                      missing_queries=sum(1 for q in qids if not run.get(q)), run=rel)
+
+
+def _score_cell(system, cell: Cell, splits: list[str], out_dir: Path, per_query_all: PerQuery,
+                confusion: dict) -> tuple[list[CellResult], list[TierResult]]:
+    """One system on one cell: its native queries, then its pivot control where it has one."""
+    results: list[CellResult] = []
+    tiers: list[TierResult] = []
+    for pivot in (False, True):
+        if pivot and not cell.pivot_queries:
+            continue
+        scope = cell.pivot_cell() if pivot else cell
+        run, searcher = system.rank(cell, pivot, out_dir)
+        if run is None:
+            continue
+        run = {q: docs for q, docs in run.items() if docs}
+        query_set = "pivot" if pivot else "native"
+        for s in splits:
+            qrels = scope.qrels[s]
+            if not qrels:
+                if not pivot:
+                    results.append(CellResult(retriever=system.name, task=cell.task, lang=cell.lang, split=s, queries=0,
+                                              documents=len(cell.docs)))
+                continue
+            per_q = per_query(qrels, run)
+            per_query_all[(system.name, cell.task, cell.lang, s, query_set)] = per_q
+            results.append(_cell_result(system, cell, s, query_set, per_q, run, system.run_path(cell, pivot)))
+            if cell.task == "cd" and not pivot and searcher is not None:
+                tiers += _tiers(system.name, cell, s, searcher, confusion, per_q)
+    return results, tiers
+
+
+def _macro(per_q: PerQuery, system: str, split: str, over: str, keys: list[str]) -> list[MacroAverage]:
     out = []
     for key in keys:
-        filled = [((t, l), v) for (r, t, l, s), v in raw.items()  # in evaluation order: tasks, then languages
-                  if r == retriever and s == split and (t if over == "task" else l) == key]
-        if filled:
-            vals = {m: _r(mean([v[m] for _c, v in filled])) for m in Metrics.model_fields}
-            out.append(MacroAverage(retriever=retriever, split=split, over=over, key=key,
-                                    cells=[f"{t}/{l}" for (t, l), _v in filled], metrics=Metrics(**vals)))
-    return out
-
-
-def _gaps(raw: Raw, retriever: str, split: str, languages: list[str]) -> list[Gap]:
-    found = {(t, l): v["ndcg_at_10"] for (r, t, l, s), v in raw.items() if r == retriever and s == split}
-    out = []
-    for task in TASKS:
-        en = found.get((task, "en"))
-        if en is None:
+        filled = [(t, l, v) for (r, t, l, s, qs), v in per_q.items()  # in evaluation order: tasks, then languages
+                  if r == system and s == split and qs == "native" and (t if over == "task" else l) == key]
+        if not filled:
             continue
-        for lang in languages:
-            other = found.get((task, lang))
-            if lang == "en" or other is None:
-                continue
-            out.append(Gap(retriever=retriever, split=split, task=task, lang=lang, english=_r(en), other=_r(other),
-                           gap=_r(en - other), ratio=_r(other / en) if en > 0 else None))
+        means = {m: mean([mean_metrics(v, sorted(v))[m] for _t, _l, v in filled]) for m in METRICS}
+        intervals = {m: _interval(stats.macro_interval([_values(v, sorted(v), m) for _t, _l, v in filled],
+                                                       [_draw_key(t, l, split) for t, l, _v in filled])) for m in METRICS}
+        out.append(MacroAverage(retriever=system, split=split, over=over, key=key, cells=[f"{t}/{l}" for t, l, _v in filled],
+                                metrics=_metrics(means), intervals=intervals))
     return out
+
+
+def _paired(per_q: PerQuery, system: str, task: str, lang: str, split: str) -> tuple[list[str], list[float], list[float]] | None:
+    """The items of a cell asked both ways: ids, native and pivot nDCG@10."""
+    native = per_q.get((system, task, lang, split, "native"))
+    pivot = per_q.get((system, task, lang, split, "pivot"))
+    if native is None or pivot is None:
+        return None
+    qids = sorted(pivot)
+    return qids, _values(native, qids, "ndcg_at_10"), _values(pivot, qids, "ndcg_at_10")
+
+
+def _pivot_gaps(per_q: PerQuery, systems: list, cells: list[Cell], split: str) -> list[PivotGap]:
+    out = []
+    for cell in cells:
+        paired = {s.name: _paired(per_q, s.name, cell.task, cell.lang, split) for s in systems}
+        scored = {n: p for n, p in paired.items() if p is not None}
+        if not scored:
+            continue
+        hard = all(mean(p[2], "ndcg_cut_10") < DIFFICULTY_FLOOR for p in scored.values())
+        key = _draw_key(cell.task, cell.lang, split)
+        for name, (qids, native, pivot) in scored.items():
+            diff = [p - n for n, p in zip(native, pivot)]
+            out.append(PivotGap(
+                retriever=name, split=split, task=cell.task, lang=cell.lang, queries=len(qids),
+                cell_queries=len(cell.qrels[split]), native=_r(mean(native, "ndcg_cut_10")),
+                native_interval=_interval(stats.interval(native, key)), pivot=_r(mean(pivot, "ndcg_cut_10")),
+                pivot_interval=_interval(stats.interval(pivot, key)), gap=_r(mean(diff)),
+                gap_interval=_interval(stats.interval(diff, key)), item_difficulty=hard))
+    return out
+
+
+def _gap_means(per_q: PerQuery, gaps: list[PivotGap], system: str, split: str) -> list[GapMean]:
+    mine = [g for g in gaps if g.retriever == system and g.split == split]
+    groups = [(t, [g for g in mine if g.task == t]) for t in TASKS] + [("all", mine)]
+    out = []
+    for key, group in groups:
+        if not group:
+            continue
+        diffs, keys = [], []
+        for g in group:
+            _qids, native, pivot = _paired(per_q, system, g.task, g.lang, split)
+            diffs.append([p - n for n, p in zip(native, pivot)])
+            keys.append(_draw_key(g.task, g.lang, split))
+        out.append(GapMean(retriever=system, split=split, over="all" if key == "all" else "task", key=key,
+                           cells=[f"{g.task}/{g.lang}" for g in group], gap=_r(mean([mean(d) for d in diffs])),
+                           interval=_interval(stats.macro_interval(diffs, keys))))
+    return out
+
+
+def _comparisons(per_q: PerQuery, systems: list, split: str) -> list[Comparison]:
+    """Every pair of systems on every cell both scored (native queries, nDCG@10); the p-values
+    of a pair are Holm-adjusted over its cells."""
+    out = []
+    for i, a in enumerate(systems):
+        for b in systems[i + 1:]:
+            rows = []
+            for (r, t, l, s, qs), va in per_q.items():
+                vb = per_q.get((b.name, t, l, s, qs))
+                if r != a.name or s != split or qs != "native" or vb is None:
+                    continue
+                qids = sorted(va)
+                xa, xb = _values(va, qids, "ndcg_at_10"), _values(vb, qids, "ndcg_at_10")
+                p = stats.randomization_p(xa, xb, f"{t}/{l}/{split}|{a.name}|{b.name}")
+                rows.append((t, l, len(qids), mean(xa, "ndcg_cut_10"), mean(xb, "ndcg_cut_10"), p))
+            adjusted = stats.holm([row[5] for row in rows])
+            for (t, l, n, ma, mb, p), padj in zip(rows, adjusted):
+                out.append(Comparison(retriever_a=a.name, retriever_b=b.name, split=split, task=t, lang=l, queries=n,
+                                      a=_r(ma), b=_r(mb), difference=_r(ma - mb), p_value=_r(p), p_adjusted=_r(padj),
+                                      significant=padj < stats.ALPHA))
+    return out
+
+
+def _statistics() -> Statistics:
+    return Statistics(confidence=stats.CONFIDENCE, bootstrap_resamples=stats.RESAMPLES,
+                      randomization_permutations=stats.PERMUTATIONS, exact_up_to_queries=stats.EXACT_MAX,
+                      correction="holm", alpha=stats.ALPHA, seed=stats.SEED, difficulty_floor=DIFFICULTY_FLOOR)
+
+
+def _write_qrels_files(cells: list[Cell], splits: list[str], out_dir: Path) -> None:
+    for cell in cells:
+        for s in splits:
+            if cell.qrels[s]:
+                write_qrels(out_dir / "qrels" / f"{cell.task}-{cell.lang}.{s}.qrels", cell.qrels[s])
+            if cell.pivot_queries and cell.pivot_cell().qrels[s]:
+                write_qrels(out_dir / "qrels" / f"{cell.task}-{cell.lang}-pivot.{s}.qrels", cell.pivot_cell().qrels[s])
+
+
+def _pivotless(cells: list[Cell], info: ReleaseInfo) -> dict[str, str]:
+    return {c.name: info.pivot_notes.get(c.name, "the cell has no pivot-queries.jsonl")
+            for c in cells if c.lang != "en" and c.queries and not c.pivot_queries}
+
+
+def _systems(specs: list[RetrieverSpec], runs: list[RunSpec], cells: list[Cell], info: ReleaseInfo,
+             cache_dir: Path | None, progress) -> tuple[list, dict[str, str]]:
+    """Engines and run folders, every run file parsed (and every model loaded) before anything
+    is written: a bad file or model leaves no results folder behind."""
+    wanted = [run_file_name(c.task, c.lang, pivot) for c in cells for pivot in (False, True)]
+    external = [read_runs(r, wanted) for r in runs]
+    names = [s.name for s in specs] + [r.spec.name for r in external]
+    for n in names:
+        if names.count(n) > 1:
+            raise InputError(n, "two systems with the same name (name each --retriever and --run differently)")
+    engines = [_Engine(spec, make_retriever(spec, info.registry, cache_dir, progress)) for spec in specs]
+    run_inputs = {f"{r.spec.name}/{f}": sha for r in external for f, sha in sorted(r.sha256.items())}
+    return engines + [_Runs(r) for r in external], dict(sorted(run_inputs.items()))
 
 
 def evaluate_release(root: Path, retrievers: list[str] | list[RetrieverSpec], out_dir: Path,
                      splits: list[str] | tuple[str, ...] = ("test",), info: ReleaseInfo | None = None,
-                     cache_dir: Path | None = None, progress: Callable[[str], None] | None = None) -> EvaluationResults:
+                     cache_dir: Path | None = None, progress: Callable[[str], None] | None = None,
+                     runs: list[RunSpec] = ()) -> EvaluationResults:
     root, out_dir = Path(root), Path(out_dir)
     info = info or release_info(root)
     splits = list(dict.fromkeys(splits))
@@ -156,61 +368,50 @@ def evaluate_release(root: Path, retrievers: list[str] | list[RetrieverSpec], ou
             raise InputError("--split", f"unknown split {s!r} (expected test or dev)")
     specs = [r if isinstance(r, RetrieverSpec) else None for r in retrievers]
     if None in specs:
-        specs = parse_retrievers([str(r) for r in retrievers])
+        specs = parse_retrievers([str(r) for r in retrievers]) if retrievers else []
+    if not specs and not runs:
+        raise InputError("--retriever", "no retriever and no --run given")
     cells, confusion, inputs = load_cells(root, info.cells, info.languages, splits)
-    engines = [make_retriever(spec, info.registry, cache_dir, progress) for spec in specs]  # a bad model fails here
+    systems, run_inputs = _systems(specs, list(runs), cells, info, cache_dir, progress)
     _prepare_out(out_dir)
+    _write_qrels_files(cells, splits, out_dir)
     say = progress or (lambda _m: None)
-
-    for cell in cells:
-        for s in splits:
-            if cell.qrels[s]:
-                write_qrels(out_dir / "qrels" / f"{cell.task}-{cell.lang}.{s}.qrels", cell.qrels[s])
-
-    results: list[CellResult] = []
-    raw: Raw = {}
-    tiers: list[TierResult] = []
-    described: list[Retriever] = []
-    todo = sum(1 for c in cells if c.queries) * len(specs)
-    done = 0
-    for spec, retriever in zip(specs, engines):
+    results, tiers, per_q = [], [], {}
+    todo, done = sum(1 for c in cells if c.queries) * len(systems), 0
+    for system in systems:
         for cell in cells:
             if not cell.queries:
-                results += [CellResult(retriever=spec.name, task=cell.task, lang=cell.lang, split=s, queries=0,
+                results += [CellResult(retriever=system.name, task=cell.task, lang=cell.lang, split=s, queries=0,
                                        documents=len(cell.docs)) for s in splits]
                 continue
-            searcher = retriever.searcher(cell)
-            ranked = searcher.top(DEPTH)
-            run = {q["_id"]: printed(r) for q, r in zip(cell.queries, ranked)}
-            rel = f"runs/{spec.name}/{cell.task}-{cell.lang}.trec"
-            write_run(out_dir / rel, run, spec.name)
-            run = {q: docs for q, docs in run.items() if docs}
-            for s in splits:
-                qrels = cell.qrels[s]
-                if not qrels:
-                    results.append(CellResult(retriever=spec.name, task=cell.task, lang=cell.lang, split=s, queries=0,
-                                              documents=len(cell.docs)))
-                    continue
-                per_q = per_query(qrels, run)
-                raw[(spec.name, cell.task, cell.lang, s)] = mean_metrics(per_q, list(qrels))
-                results.append(CellResult(retriever=spec.name, task=cell.task, lang=cell.lang, split=s, queries=len(qrels),
-                                          documents=len(cell.docs), metrics=_metrics(raw[(spec.name, cell.task, cell.lang, s)]),
-                                          run=rel))
-                if cell.task == "cd":
-                    tiers += _tiers(spec.name, cell, s, searcher, confusion, per_q)
-            done += 1
-            say(f"[{done}/{todo}] {spec.name} {cell.name}: {len(cell.queries)} queries over {len(cell.docs)} documents")
-        described.append(Retriever(name=spec.name, kind=spec.kind, parameters=retriever.parameters(info.languages)))
+            got, got_tiers = _score_cell(system, cell, splits, out_dir, per_q, confusion)
+            results, tiers, done = results + got, tiers + got_tiers, done + 1
+            pivots = f" (+ {len(cell.pivot_queries)} pivot queries)" if cell.pivot_queries else ""
+            say(f"[{done}/{todo}] {system.name} {cell.name}: {len(cell.queries)} queries{pivots} over {len(cell.docs)} documents")
+    res = _results(info, splits, systems, cells, results, tiers, per_q, inputs, run_inputs)
+    _write_outputs(res, out_dir)
+    return res
 
-    macro, gaps = [], []
-    for spec in specs:
-        for s in splits:
-            macro += _macro(raw, spec.name, s, "task", list(TASKS))
-            macro += _macro(raw, spec.name, s, "lang", info.languages)
-            gaps += _gaps(raw, spec.name, s, info.languages)
-    res = EvaluationResults(release=info.version, build_id=info.build_id, splits=splits, depth=DEPTH,
-                            measures=MEASURES, retrievers=described, cells=results, macro=macro, tiers=tiers,
-                            gaps=gaps, inputs=inputs)
+
+def _results(info: ReleaseInfo, splits: list[str], systems: list, cells: list[Cell], results: list[CellResult],
+             tiers: list[TierResult], per_q: PerQuery, inputs: dict, run_inputs: dict) -> EvaluationResults:
+    macro, gaps, means, comparisons = [], [], [], []
+    for s in splits:
+        split_gaps = _pivot_gaps(per_q, systems, cells, s)
+        for system in systems:
+            macro += _macro(per_q, system.name, s, "task", list(TASKS))
+            macro += _macro(per_q, system.name, s, "lang", info.languages)
+            means += _gap_means(per_q, split_gaps, system.name, s)
+        gaps += sorted(split_gaps, key=lambda g: [x.name for x in systems].index(g.retriever))
+        comparisons += _comparisons(per_q, systems, s)
+    described = [Retriever(name=x.name, kind=x.kind, parameters=x.parameters(info.languages)) for x in systems]
+    return EvaluationResults(release=info.version, build_id=info.build_id, splits=splits, depth=DEPTH, measures=MEASURES,
+                             retrievers=described, cells=results, macro=macro, tiers=tiers, statistics=_statistics(),
+                             pivot_gaps=gaps, gap_means=means, pivotless=_pivotless(cells, info), comparisons=comparisons,
+                             inputs=inputs, run_inputs=run_inputs)
+
+
+def _write_outputs(res: EvaluationResults, out_dir: Path) -> None:
     with atomic_write(out_dir / "results.json") as fh:
         fh.write(json.dumps(res.model_dump(mode="json"), ensure_ascii=False, indent=2) + "\n")
     from tasks.evaluation.plots import write_figures
@@ -219,4 +420,3 @@ def evaluate_release(root: Path, retrievers: list[str] | list[RetrieverSpec], ou
     figures = write_figures(res, out_dir / "figures")
     with atomic_write(out_dir / "results.md") as fh:
         fh.write(results_markdown(res, figures))
-    return res
