@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -66,3 +67,42 @@ def test_a_build_that_evaluates_itself_shows_the_table_on_its_card(sample_build,
     assert (again / "results.json").read_bytes() == (release / "evaluation" / "results.json").read_bytes()
     # and a card never shows a table from another build
     assert "## Retrieval baselines" not in (sample_build["release"] / "README.md").read_text()
+
+
+def test_runs_written_by_an_outside_script_are_scored_with_pivots(sample_build, tmp_path):
+    """A system that does not use the project (tests/data/outside_ranker.py, standard library,
+    run isolated) writes TREC runs; `mmedbench evaluate --run` scores them, native and pivot,
+    and each cell's nDCG@10 is what pytrec_eval computes from the release's qrels and the run."""
+    import subprocess
+    import sys
+
+    import pytrec_eval
+
+    from tests.conftest import ROOT
+
+    release, runs = sample_build["release"], tmp_path / "outside"
+    subprocess.run([sys.executable, "-I", str(ROOT / "tests" / "data" / "outside_ranker.py"), str(release), str(runs)],
+                   check=True, timeout=300)
+    out = subprocess.run([sys.executable, "-m", "mmedbench.cli", "evaluate", str(release), "--run", f"outside={runs}",
+                          "--out", str(tmp_path / "res"), "-q"], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    res = EvaluationResults.model_validate_json((tmp_path / "res" / "results.json").read_text())
+    scored = [c for c in res.cells if c.metrics is not None]
+    assert sum(c.query_set == "pivot" for c in scored) == 15 and sum(c.query_set == "native" for c in scored) == 18
+    for c in scored:
+        lines = (release / c.task / c.lang / "qrels" / "test.tsv").read_text().splitlines()[1:]
+        ids = {json.loads(l)["_id"] for l in (release / c.task / c.lang / ("pivot-queries.jsonl" if c.query_set == "pivot"
+                                                                          else "queries.jsonl")).read_text().splitlines()}
+        qrels = {}
+        for line in lines:
+            q, d, r = line.split("\t")
+            if q in ids:
+                qrels.setdefault(q, {})[d] = int(r)
+        run = {}
+        for line in (runs / Path(c.run).name).read_text().splitlines():
+            q, _q0, d, _rank, score, _tag = line.split()
+            run.setdefault(q, {})[d] = float(score)
+        per = pytrec_eval.RelevanceEvaluator(qrels, {"ndcg_cut.10"}).evaluate(run)
+        expected = sum(per.get(q, {}).get("ndcg_cut_10", 0.0) for q in qrels) / len(qrels)
+        assert abs(c.metrics.ndcg_at_10 - expected) < 5e-5, (c.task, c.lang, c.query_set)
+        assert c.missing_queries == sum(1 for q in qrels if q not in run)
