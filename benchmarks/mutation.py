@@ -56,8 +56,16 @@ MODULES: dict[str, list[str]] = {
     ],
     "tasks/dedup/minhash.py": ["tests/test_mutants.py#near-duplicates", "tests/test_minhash.py"],
     "umls/rrf.py": ["tests/test_mutants.py#RRF reader", "tests/test_rrf.py", "tests/test_fuzz_readers.py::test_rrf_reader_fuzz"],
-    "tasks/allocation/confusion.py": ["tests/test_mutants.py#confusion sets", "tests/test_confusion_tiers.py",
-                                      "-k", "not sample_vocabulary"],
+    # the confusion sets: the tier rules, and the lexicon, hierarchy and name similarity they
+    # read; confusion.py itself is the runtime (lazy, memoised, forked workers)
+    "tasks/allocation/tiers.py": ["tests/test_mutants.py#confusion sets", "tests/test_confusion_tiers.py",
+                                  "-k", "not sample_vocabulary"],
+    "tasks/allocation/lexicon.py": ["tests/test_mutants.py#confusion sets", "tests/test_confusion_tiers.py",
+                                    "tests/test_allocation_columnar.py", "tests/test_index_entries.py", "-k", "not sample_vocabulary"],
+    "tasks/allocation/hierarchy.py": ["tests/test_confusion_tiers.py", "tests/test_allocation_columnar.py", "-k", "not sample_vocabulary"],
+    "tasks/allocation/similarity.py": ["tests/test_name_similarities.py", "tests/test_mutants.py#confusion sets"],
+    "tasks/allocation/confusion.py": ["tests/test_confusion_pool.py", "tests/test_allocation_columnar.py",
+                                      "tests/test_mutants.py#confusion sets", "-k", "not sample_vocabulary"],
     # (tests/test_allocation_properties.py: hypothesis over whole allocations, 4 minutes per
     # run on a loaded machine; its contracts are pinned exactly in test_mutants.py#allocator)
     "tasks/allocation/allocator.py": ["tests/test_mutants.py#allocator", "tests/test_cd_targets.py"],
@@ -120,26 +128,19 @@ EQUIVALENT: dict[tuple, str] = {
         "clearing a cache the batch fits in costs only time; when it does not fit, the local table is used either way",
     ("tasks/dedup/minhash.py", "scheme = default_scheme() if scheme is None else scheme", "is -> is not", 33, 47, 0):
         "to_leans passes the scheme to to_lean, which resolves None the same way",
-    ("tasks/allocation/confusion.py", "self._entry_words = {c: self._words(texts) for c, texts in sorted(entries.items())}",
-     "sorted(x) -> x"): "every reader of _entry_words sorts it or sums over it (document frequencies, postings in sorted order)",
-    ("tasks/allocation/confusion.py", "n = max(1, len(entries))", "1 -> 2"):
-        "differs only with at most one entry, where every word has df 1: all IDFs are equal either way, and coverage "
-        "and look-alikes only compare IDFs with each other",
-    ("tasks/allocation/confusion.py", "for cui in sorted(self._entry_words):", "sorted(x) -> x"):
-        "the postings only feed a set of look-alikes, which is sorted before it is returned",
     ("umls/rrf.py", "BLOCK_SIZE = 16 << 20", "16 -> 17"): "block size: memory and speed only (line numbers come from the scan)",
     ("umls/rrf.py", "BLOCK_SIZE = 16 << 20", "20 -> 21"): "block size: memory and speed only (line numbers come from the scan)",
     ("umls/rrf.py", "read_options=pacsv.ReadOptions(column_names=names, block_size=block_size, use_threads=True),",
      "True -> False"): "pyarrow's threads: speed only; batches come back in file order either way",
     ("umls/rrf.py", "with ThreadPoolExecutor(1) as pool:", "1 -> 2"):
         "the read-ahead submits one read at a time, so a second worker never has work",
-    ("tasks/allocation/confusion.py", "if len(hard) < k:", "< -> <="):
+    ("tasks/allocation/tiers.py", "if len(hard) < k:", "< -> <="):
         "with exactly k siblings the top-up adds close[:0], nothing",
-    ("tasks/allocation/confusion.py", "if len(window) < size:  # wrap around, never past the start (no repeats)", "< -> <="):
+    ("tasks/allocation/tiers.py", "if len(window) < size:  # wrap around, never past the start (no repeats)", "< -> <="):
         "a full window would add pool[:min(start, 0)], nothing",
-    ("tasks/allocation/confusion.py", 'wanted = [names[(i + j) % 3] for j in range(3)] if one_tier_per_target else ["hard", "medium", "easy"]',
-     "3 -> 4", 52): "a fourth try repeats the first tier, which already failed for this target",
-    ("tasks/allocation/confusion.py", 'start = int(order("pool")[:12], 16) % max(1, len(pool))', "1 -> 2"):
+    ("tasks/allocation/tiers.py", 'return [TIERS[(i + j) % 3] for j in range(3)] if one_tier_per_target else ["hard", "medium", "easy"]',
+     "3 -> 4", 46, 47): "a fourth try repeats the first tier, which already failed for this target (memoised None)",
+    ("tasks/allocation/tiers.py", 'start = int(target_order(pools.seed, cui)("pool")[:12], 16) % max(1, len(pool))', "1 -> 2"):
         "differs only for a type of one concept, the target itself, whose window is empty either way",
     ("tasks/allocation/allocator.py", "return self.filled[cell] / max(1, self.quotas.get(cell, 0))", "1 -> 2"):
         "fill ratios are compared only between cells with room; at quota 1 such a cell holds 0 items: 0/1 = 0/2",

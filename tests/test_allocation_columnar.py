@@ -14,7 +14,10 @@ from tasks.allocation.concept_entries import EntryParts, entry_parts
 import numpy as np
 
 from tasks.allocation.allocator import seeded_order
-from tasks.allocation.confusion import ConceptInfo, Hierarchy, Lexicon, _first_sorted, build_candidates, lazy_candidates
+from tasks.allocation.confusion import build_candidates, lazy_candidates
+from tasks.allocation.hierarchy import Hierarchy
+from tasks.allocation.lexicon import Lexicon
+from tasks.allocation.tiers import ConceptInfo, first_sorted
 from tasks.allocation.stage import ranked_names
 
 
@@ -157,7 +160,7 @@ def test_lazy_candidates_are_build_candidates_read_in_any_interleaving(one_tier)
 def test_look_alike_words_are_capped_at_an_absolute_document_frequency():
     """Past 25,000 concepts 2% of the entries exceeds LOOKALIKE_MAX_DF: a word in 501
     entries is then no look-alike word, one in 500 still is (at 30,000 concepts, 2% is 600)."""
-    from tasks.allocation.confusion import LOOKALIKE_MAX_DF
+    from tasks.allocation.lexicon import LOOKALIKE_MAX_DF
 
     assert LOOKALIKE_MAX_DF == 500
     n = 30_000
@@ -224,7 +227,7 @@ def test_first_sorted_is_the_head_of_the_full_sort_and_hashes_only_the_candidate
     for m in (0, 1, 3, 8, 9, 40):
         hashed.clear()
         full = sorted(items, key=lambda x: (keys[items.index(x)], seeded_order(3, x)))
-        assert _first_sorted(items, keys, tiebreak, m) == full[:m]
+        assert first_sorted(items, keys, tiebreak, m) == full[:m]
         assert len(hashed) == (0 if m == 0 else 8 if m <= 8 else 16 if m <= 16 else 40)
 
 
@@ -238,7 +241,7 @@ def test_sibling_ids_are_the_siblings():
 
 _SEED_PROBE = """
 import json
-from tasks.allocation.confusion import Lexicon
+from tasks.allocation.lexicon import Lexicon
 words = [f"w{i}" for i in range(12)]
 entries = {"T": [" ".join(words)], "D": [" ".join(words)]}
 for i, w in enumerate(words):  # every word a different document frequency: twelve distinct IDFs

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from common.text import normalize
 from tasks.allocation.allocator import Allocator, Candidate, Realization
-from tasks.allocation.confusion import ConfusionCandidate
+from tasks.allocation.tiers import ConfusionCandidate
 
 LANGS = ["en", "zh", "ja", "fr", "ru", "es"]
 TASKS = ["xqa", "evidence"]

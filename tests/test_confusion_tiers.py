@@ -8,17 +8,11 @@ import pytest
 
 from common.text import lexical_similarity
 from tasks.allocation.allocator import seeded_order
-from tasks.allocation.confusion import (
-    EASY_DEPTH,
-    HARD_MIN_COVERAGE,
-    MEDIUM_CONFUSERS,
-    MEDIUM_DEPTH,
-    MEDIUM_MAX_COVERAGE,
-    ConceptInfo,
-    Hierarchy,
-    Lexicon,
-    build_candidates,
-)
+from tasks.allocation.confusion import build_candidates
+from tasks.allocation.hierarchy import Hierarchy
+from tasks.allocation.lexicon import Lexicon
+from tasks.allocation.tiers import (EASY_DEPTH, HARD_MIN_COVERAGE, MEDIUM_CONFUSERS, MEDIUM_DEPTH, MEDIUM_MAX_COVERAGE, ConceptInfo,
+                                    TierPools, tier_set)
 from umls.vocabulary import build_vocabulary
 
 K = 3
@@ -139,9 +133,16 @@ def test_hierarchy_helpers_behave_as_documented():
                                               by_name["disorder"]: 3}
 
 
-def test_every_tier_is_populated(synthetic):
-    _, _, _, tiers, _ = synthetic
-    assert {t: len(v) for t, v in tiers.items()} == {"easy": 62, "medium": 18, "hard": 19}
+def test_every_tier_holds_exactly_the_targets_its_rule_accepts(synthetic):
+    """The lazy, memoised lists (confusion.py) are the tier rules (tiers.py) applied to every
+    target: one set per target whose rule is feasible, in the tier's seeded order; and the
+    synthetic vocabulary gives every tier a real population."""
+    concepts, h, targets, tiers, lex = synthetic
+    pools = TierPools.build(concepts, h, lex, K, 11)
+    for tier, sets in tiers.items():
+        feasible = {t: tier_set(pools, t, tier) for t in targets}
+        assert {s.target_cui: s for s in sets} == {t: c for t, c in feasible.items() if c is not None}
+        assert len(sets) >= 10, tier
 
 
 def test_each_set_has_exactly_k_distinct_distractors_excluding_target(synthetic):

@@ -9,7 +9,7 @@ import numpy as np
 import pyarrow.parquet as pq
 
 from tasks.allocation.concept_entries import entry_parts
-from tasks.allocation.confusion import Lexicon
+from tasks.allocation.lexicon import Lexicon
 from tasks.allocation.stage import _NamesOf, english_stop_words, index_entries, read_atoms
 
 

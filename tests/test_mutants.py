@@ -280,9 +280,11 @@ def test_valid_rows_stream_in_order_with_empty_fields_as_empty_strings(tmp_path)
 # Contracts of tasks/allocation/confusion.py: inputs -> the exact sets (other helpers may
 # rewrite its internals for speed; the outputs must stay byte-identical).
 
-from tasks.allocation.confusion import (  # noqa: E402
-    HARD_MIN_COVERAGE, MEDIUM_MAX_COVERAGE, ConceptInfo, ConfusionCandidate, Hierarchy, Lexicon, build_candidates, mean_similarity,
-)
+from tasks.allocation.confusion import build_candidates  # noqa: E402
+from tasks.allocation.hierarchy import Hierarchy  # noqa: E402
+from tasks.allocation.lexicon import Lexicon  # noqa: E402
+from tasks.allocation.similarity import mean_similarity  # noqa: E402
+from tasks.allocation.tiers import HARD_MIN_COVERAGE, MEDIUM_MAX_COVERAGE, ConceptInfo, ConfusionCandidate  # noqa: E402
 from tests.test_confusion_tiers import lexicon_of, synthetic_vocabulary  # noqa: E402
 
 STEMS = ["cardi", "nephr", "hepat", "neur", "oste", "derm", "gastr", "pulmon", "thyr", "arthr", "myel", "angi"]
@@ -532,7 +534,7 @@ def test_confusion_records_are_values():
 # ============================================================================ allocator
 
 from tasks.allocation.allocator import Allocator, Assignment, Candidate, Realization, seeded_order  # noqa: E402
-from tasks.allocation.confusion import ConfusionCandidate  # noqa: E402
+from tasks.allocation.tiers import ConfusionCandidate  # noqa: E402
 
 SHINGLES = {"en": 5, "fr": 5, "es": 5, "de": 5}
 WORDS = {  # texts that share no 5-gram with each other

@@ -1,4 +1,4 @@
-"""The confusion sets' name similarity (confusion.name_similarities, trigrams as integers in
+"""The confusion sets' name similarity (similarity.name_similarities, trigrams as integers in
 numpy) is the character-trigram Jaccard of the names, float for float: the tiers' order
 must not move."""
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 from hypothesis import given, settings, strategies as st
 
 from common.text import lexical_similarity
-from tasks.allocation.confusion import SMALL_BATCH, _numpy_similarities, name_similarities
+from tasks.allocation.similarity import SMALL_BATCH, numpy_similarities, name_similarities
 
 # ASCII and not; whitespace of several kinds (ASCII file separators and U+3000 are
 # whitespace to str.split); NFKC-changing (ﬁ, fullwidth, superscript) and casefold-changing
@@ -20,11 +20,11 @@ names = st.text(alphabet=st.sampled_from(ALPHABET), max_size=14)
 def test_name_similarities_are_the_trigram_jaccard_of_the_names(target, others):
     expected = [lexical_similarity(target, n) for n in others]
     assert name_similarities(target, others) == expected
-    assert _numpy_similarities(target, others) == expected  # the path of larger batches, on every batch
+    assert numpy_similarities(target, others) == expected  # the path of larger batches, on every batch
 
 
 def test_name_similarities_exact_values():
-    for similarities in (name_similarities, _numpy_similarities):
+    for similarities in (name_similarities, numpy_similarities):
         assert similarities("Diabetes mellitus", ["Diabetes insipidus", "diabetes  MELLITUS", ""]) == [7 / 24, 1.0, 0.0]
         assert similarities("", ["", "a"]) == [1.0, 0.0]  # two empty names: as lexical_similarity
         # a name of 1 to 3 characters is one shingle, itself: "ab" shares nothing with "abc"

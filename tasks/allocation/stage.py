@@ -13,7 +13,10 @@ import pyarrow.parquet as pq
 from schemas.config import Language
 from tasks.allocation.allocator import Allocator, Candidate, Realization, seeded_order
 from tasks.allocation.concept_entries import EntryParts, concept_entry, english_queries, entry_parts, first_fair_query
-from tasks.allocation.confusion import ConceptInfo, Hierarchy, Lexicon, computed_on, lazy_candidates, set_workers
+from tasks.allocation.confusion import computed_on, lazy_candidates, set_workers
+from tasks.allocation.hierarchy import Hierarchy
+from tasks.allocation.lexicon import Lexicon
+from tasks.allocation.tiers import ConceptInfo
 from tasks.translation.gates import text_gates, translation_gates
 from tasks.translation.memory import TranslationMemory
 from tasks.translation.stage import PROVENANCE_OF_STATUS
@@ -216,7 +219,7 @@ def seed_from_release(alloc: Allocator, base: Path, languages: dict[str, Languag
 
 
 def index_entries(vocab: dict, out_dir: str) -> dict[str, str]:
-    """The English entries' lexicon (`confusion.Lexicon`: every entry's words, IDF), written
+    """The English entries' lexicon (`lexicon.Lexicon`: every entry's words, IDF), written
     for allocation. It depends on the vocabulary alone, so a build that adds a language or
     changes quotas reads it from the cache (2.3 s of add-language's 19 s allocation at
     paper scale); a cold build makes it once grounding is done."""

@@ -388,13 +388,22 @@ def evaluate_release(root: Path, retrievers: list[str] | list[RetrieverSpec], ou
             results, tiers, done = results + got, tiers + got_tiers, done + 1
             pivots = f" (+ {len(cell.pivot_queries)} pivot queries)" if cell.pivot_queries else ""
             say(f"[{done}/{todo}] {system.name} {cell.name}: {len(cell.queries)} queries{pivots} over {len(cell.docs)} documents")
-    res = _results(info, splits, systems, cells, results, tiers, per_q, inputs, run_inputs)
+    res = _results(info, splits, systems, cells, _Scored(results, tiers, per_q, inputs, run_inputs))
     _write_outputs(res, out_dir)
     return res
 
 
-def _results(info: ReleaseInfo, splits: list[str], systems: list, cells: list[Cell], results: list[CellResult],
-             tiers: list[TierResult], per_q: PerQuery, inputs: dict, run_inputs: dict) -> EvaluationResults:
+@dataclass
+class _Scored:
+    results: list[CellResult]
+    tiers: list[TierResult]
+    per_q: PerQuery
+    inputs: dict[str, str]  # release files read -> sha256
+    run_inputs: dict[str, str]  # run files read -> sha256
+
+
+def _results(info: ReleaseInfo, splits: list[str], systems: list, cells: list[Cell], scored: _Scored) -> EvaluationResults:
+    per_q = scored.per_q
     macro, gaps, means, comparisons = [], [], [], []
     for s in splits:
         split_gaps = _pivot_gaps(per_q, systems, cells, s)
@@ -406,9 +415,9 @@ def _results(info: ReleaseInfo, splits: list[str], systems: list, cells: list[Ce
         comparisons += _comparisons(per_q, systems, s)
     described = [Retriever(name=x.name, kind=x.kind, parameters=x.parameters(info.languages)) for x in systems]
     return EvaluationResults(release=info.version, build_id=info.build_id, splits=splits, depth=DEPTH, measures=MEASURES,
-                             retrievers=described, cells=results, macro=macro, tiers=tiers, statistics=_statistics(),
-                             pivot_gaps=gaps, gap_means=means, pivotless=_pivotless(cells, info), comparisons=comparisons,
-                             inputs=inputs, run_inputs=run_inputs)
+                             retrievers=described, cells=scored.results, macro=macro, tiers=scored.tiers,
+                             statistics=_statistics(), pivot_gaps=gaps, gap_means=means, pivotless=_pivotless(cells, info),
+                             comparisons=comparisons, inputs=scored.inputs, run_inputs=scored.run_inputs)
 
 
 def _write_outputs(res: EvaluationResults, out_dir: Path) -> None:
