@@ -416,7 +416,8 @@ def test_a_large_vocabulary_is_grounded_in_a_process_of_its_own(sample, monkeypa
 
 def test_a_grounding_pool_collects_only_the_youngest_generation_before_forking(sample, monkeypatch):
     """The grounding process's heap is its grounders: a full collection before each fork
-    traversed all of them and freed nothing (ARCHITECTURE 46), and under the build's
+    traversed all of them and freed nothing (ARCHITECTURE.md, "One grounder per language per
+    process, shared by forked workers"), and under the build's
     schedule so did the middle generation's (0.62 of the paper build's 34 grounding CPU s).
     Other pools still collect everything first."""
     import common.workers as workers
