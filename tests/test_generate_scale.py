@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.scale.data import DATA, TABLE_COLUMNS, TOML_KEYS, DataError, parse_toml, parse_tsv, table, toml
+from benchmarks.scale.data import (DATA, TABLE_COLUMNS, TOML_KEYS, DataError, check_entries, parse_toml, parse_tsv, table,
+                                   toml)
 from benchmarks.scale.generate import generate
 from benchmarks.scale.presets import PRESETS, QUESTION_LANGS, Preset
 from tests.conftest import ROOT
@@ -369,6 +370,20 @@ def test_a_toml_file_with_a_missing_key_or_bad_syntax_is_an_error_naming_it(tmp_
     path.write_text(text.replace("epithets = [", "epithets = [[", 1), encoding="utf-8")
     with pytest.raises(DataError, match=rf"^{re.escape(str(path))}: .*\(at line \d+, column \d+\)$"):
         parse_toml(path, TOML_KEYS["words"])
+
+
+@pytest.mark.parametrize("bad, problem", [
+    ({"task": "xqa", "groups": "*", "en": "{c}?", "fr": "{c} ?"}, "missing ['es']"),
+    ({"task": "xqa", "groups": "*", "en": "{c}?", "fr": "{c} ?", "es": "¿{c}?", "it": "{c}?"}, "unexpected ['it']"),
+])
+def test_an_entry_with_a_missing_or_unknown_field_is_an_error_naming_it(bad, problem):
+    good = {"task": "xqa", "groups": "*", "en": "{c}?", "fr": "{c} ?", "es": "¿{c}?", "de": "„{c}“?"}
+    required = ("task", "groups", "en", "fr", "es")
+    assert check_entries(Path("q.toml"), "template", [good], required, ("de",)) == [good]
+    with pytest.raises(DataError) as raised:
+        check_entries(Path("q.toml"), "template", [good, bad], required, ("de",))
+    assert str(raised.value) == (f"q.toml: [[template]] number 2: {problem} "
+                                 "(expected ['task', 'groups', 'en', 'fr', 'es'], optionally ['de'])")
 
 
 def test_the_cli_stops_at_a_malformed_table_with_one_error_line_and_writes_nothing(tmp_path):

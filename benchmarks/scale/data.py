@@ -104,14 +104,19 @@ def toml(name: str) -> dict:
 
 
 def entries(name: str, key: str, required: tuple[str, ...], optional: tuple[str, ...] = ()) -> list[dict]:
-    """The [[key]] entries of data/<name>.toml, each with every `required` field and no field
+    """The [[key]] entries of data/<name>.toml, checked by check_entries."""
+    return check_entries(DATA / f"{name}.toml", key, toml(name)[key], required, optional)
+
+
+def check_entries(path: Path, key: str, found: list[dict], required: tuple[str, ...],
+                  optional: tuple[str, ...] = ()) -> list[dict]:
+    """`found`, the [[key]] entries of `path`, if each has every `required` field and no field
     beyond `required` and `optional`."""
-    found = toml(name)[key]
     for number, entry in enumerate(found, start=1):
         missing = [f for f in required if f not in entry]
         extra = sorted(set(entry) - set(required) - set(optional))
         if missing or extra:
-            raise DataError(f"{DATA / f'{name}.toml'}: [[{key}]] number {number}: "
+            raise DataError(f"{path}: [[{key}]] number {number}: "
                             + (f"missing {missing}" if missing else f"unexpected {extra}")
                             + f" (expected {list(required)}" + (f", optionally {list(optional)})" if optional else ")"))
     return found
