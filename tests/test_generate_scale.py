@@ -68,12 +68,15 @@ def test_rrf_parses_with_the_builder_reader(tiny):
         assert int(row["BTS"]) == (umls / name).stat().st_size
 
 
-def test_concepts_atoms_and_hierarchy(tiny):
+def _conso(tiny: Path) -> list[dict]:
     from umls.rrf import read_rrf_table
-    from umls.semgroups import group_of
 
-    umls = tiny / "umls"
-    conso = read_rrf_table(umls / "MRCONSO.RRF", ["CUI", "LAT", "TS", "STT", "ISPREF", "AUI", "SAB", "TTY", "STR", "SRL", "SUPPRESS"]).to_pylist()
+    columns = ["CUI", "LAT", "TS", "STT", "ISPREF", "AUI", "SAB", "TTY", "STR", "SRL", "SUPPRESS"]
+    return read_rrf_table(tiny / "umls" / "MRCONSO.RRF", columns).to_pylist()
+
+
+def test_concepts_and_atoms(tiny):
+    conso = _conso(tiny)
     cuis = [r["CUI"] for r in conso]
     assert cuis == sorted(cuis), "MRCONSO is in CUI order"
     auis = [r["AUI"] for r in conso]
@@ -108,6 +111,14 @@ def test_concepts_atoms_and_hierarchy(tiny):
     zh = scripts("CHI")
     assert zh["Han"] > 0.9 * sum(zh.values()) and not zh["Hiragana"] and not zh["Katakana"]
 
+
+def test_semantic_types_hierarchy_and_sources(tiny):
+    from umls.rrf import read_rrf_table
+    from umls.semgroups import group_of
+
+    umls = tiny / "umls"
+    conso = _conso(tiny)
+    by_cui = Counter(r["CUI"] for r in conso)
     sty = read_rrf_table(umls / "MRSTY.RRF", ["CUI", "TUI"]).to_pylist()
     assert {r["CUI"] for r in sty} == set(by_cui)
     groups = Counter(group_of(r["TUI"]) for r in sty)
