@@ -51,9 +51,11 @@ BENCH_INPUTS := benchmarks/out/scale-$(BENCH_PRESET)
 bench: $(STAMP) $(BENCH_INPUTS)/generation.json
 	nice -n 5 $(BIN)/python benchmarks/run_bench.py --config $(BENCH_INPUTS)/config.toml $(BENCH_ARGS)
 
-# inputs are regenerated only when the generator (or the language registry it copies) changed
-benchmarks/out/scale-%/generation.json: benchmarks/generate_scale.py benchmarks/scale_addition.py configs/languages.toml
-	$(BIN)/python benchmarks/generate_scale.py --preset $* --out benchmarks/out/scale-$*
+# inputs are regenerated only when the generator (its code or its data tables) or the language
+# registry it copies changed
+SCALE_GENERATOR := $(wildcard benchmarks/__init__.py benchmarks/scale/*.py benchmarks/scale/data/*.tsv benchmarks/scale/data/*.toml)
+benchmarks/out/scale-%/generation.json: $(SCALE_GENERATOR) configs/languages.toml
+	$(BIN)/python -m benchmarks.scale --preset $* --out benchmarks/out/scale-$*
 
 bench-minhash: $(STAMP)
 	$(BIN)/python benchmarks/bench_minhash.py --md docs/minhash.md

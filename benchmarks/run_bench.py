@@ -3,7 +3,7 @@ time, CPU time and peak RSS of the whole process tree; then the whole build thro
 CLI (cold, a rebuild with nothing changed, add-language, audit). Writes the tables the
 issue's targets need to docs/performance-run.md and everything to <out>/bench.json.
 
-    python benchmarks/generate_scale.py --preset paper --out benchmarks/out/scale-paper
+    python -m benchmarks.scale --preset paper --out benchmarks/out/scale-paper
     python benchmarks/run_bench.py --config benchmarks/out/scale-paper/config.toml
 
 Stages run here in-process and one after another, without Prefect, so that each one's
@@ -407,7 +407,7 @@ def run_cli(config: Path, out: Path, limit: int | None) -> dict:
     cli["cold build (empty cache)"].update(cells_of(releases / version, quotas))
     cli["rebuild, nothing changed"] = timed_cli(base, env, out / "cli-rebuild.log", limit)
     addition = config.with_name("config-add-de.toml")
-    if addition.exists():  # written by generate_scale.py: the six languages plus German
+    if addition.exists():  # written by benchmarks.scale: the six languages plus German
         cli["add-language de (same cache)"] = add = timed_cli(
             [*cli_command(), "add-language", str(releases / version), "--config", str(addition),
              "--work-dir", str(work), "--release-dir", str(releases)], env, out / "cli-add-language.log", limit)
@@ -582,7 +582,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     config = args.config.resolve()
     if not config.exists():
-        print(f"{args.config}: config not found (generate it with benchmarks/generate_scale.py)", file=sys.stderr)
+        print(f"{args.config}: config not found (generate it with python -m benchmarks.scale)", file=sys.stderr)
         return 2
     gen_path = config.with_name("generation.json")
     gen = json.loads(gen_path.read_text()) if gen_path.exists() else {}

@@ -1,30 +1,27 @@
-"""benchmarks/generate_scale.py: the 'tiny' preset is deterministic, parses with the
-builder's own readers, passes the translation gates, and builds an audited release."""
+"""benchmarks/scale: the 'tiny' preset is deterministic, parses with the builder's own
+readers, passes the translation gates, and builds an audited release; the CLI writes the same
+bytes; the data tables parse with their columns, and a malformed one is one clear error."""
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
+import os
 import random
+import re
+import shutil
+import subprocess
+import sys
 from collections import Counter, defaultdict
 from pathlib import Path
 
 import pytest
 
+from benchmarks.scale.data import (DATA, TABLE_COLUMNS, TOML_KEYS, DataError, check_entries, parse_toml, parse_tsv, table,
+                                   toml)
+from benchmarks.scale.generate import generate
+from benchmarks.scale.presets import PRESETS, QUESTION_LANGS, Preset
 from tests.conftest import ROOT
 
 LANGS = ["en", "zh", "ja", "fr", "ru", "es"]
-
-
-def _module():
-    spec = importlib.util.spec_from_file_location("generate_scale", ROOT / "benchmarks" / "generate_scale.py")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod  # dataclasses look their module up
-    spec.loader.exec_module(mod)
-    return mod
-
-
-gs = _module()
 
 
 def _tree(root: Path) -> dict[str, bytes]:
@@ -34,18 +31,18 @@ def _tree(root: Path) -> dict[str, bytes]:
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("scale") / "tiny"
-    gs.generate(gs.PRESETS["tiny"], out, seed=0)
+    generate(PRESETS["tiny"], out, seed=0)
     return out
 
 
 def test_tiny_is_deterministic(tiny, tmp_path):
     again = tmp_path / "tiny"
-    gs.generate(gs.PRESETS["tiny"], again, seed=0)
+    generate(PRESETS["tiny"], again, seed=0)
     a, b = _tree(tiny), _tree(again)
     assert a.keys() == b.keys()
     assert [k for k in a if a[k] != b[k]] == []
     other = tmp_path / "seed1"
-    gs.generate(gs.PRESETS["tiny"], other, seed=1)
+    generate(PRESETS["tiny"], other, seed=1)
     assert (other / "umls" / "MRCONSO.RRF").read_bytes() != a["umls/MRCONSO.RRF"]
 
 
@@ -59,7 +56,11 @@ def test_rrf_parses_with_the_builder_reader(tiny):
         for line in (umls / name).read_text(encoding="utf-8").splitlines()[:500]:
             assert line.endswith("|") and line.count("|") == len(cols), (name, line)
     conso = tables["MRCONSO.RRF"]
-    assert 19_000 <= conso.num_rows <= 25_000
+    # generation stops at the first tree that reaches the preset's row count, and one tree is
+    # far smaller than a quarter of it
+    target = PRESETS["tiny"].mrconso_rows
+    assert target <= conso.num_rows < 1.25 * target
+    assert json.loads((tiny / "generation.json").read_text())["umls"]["rows"]["MRCONSO.RRF"] == conso.num_rows
     files = {r["FIL"]: r for r in tables["MRFILES.RRF"].to_pylist()}
     assert set(files) == {"MRCONSO.RRF", "MRDEF.RRF", "MRREL.RRF", "MRSAB.RRF", "MRSTY.RRF"}
     for name, row in files.items():
@@ -67,12 +68,15 @@ def test_rrf_parses_with_the_builder_reader(tiny):
         assert int(row["BTS"]) == (umls / name).stat().st_size
 
 
-def test_concepts_atoms_and_hierarchy(tiny):
+def _conso(tiny: Path) -> list[dict]:
     from umls.rrf import read_rrf_table
-    from umls.semgroups import group_of
 
-    umls = tiny / "umls"
-    conso = read_rrf_table(umls / "MRCONSO.RRF", ["CUI", "LAT", "TS", "STT", "ISPREF", "AUI", "SAB", "TTY", "STR", "SRL", "SUPPRESS"]).to_pylist()
+    columns = ["CUI", "LAT", "TS", "STT", "ISPREF", "AUI", "SAB", "TTY", "STR", "SRL", "SUPPRESS"]
+    return read_rrf_table(tiny / "umls" / "MRCONSO.RRF", columns).to_pylist()
+
+
+def test_concepts_and_atoms(tiny):
+    conso = _conso(tiny)
     cuis = [r["CUI"] for r in conso]
     assert cuis == sorted(cuis), "MRCONSO is in CUI order"
     auis = [r["AUI"] for r in conso]
@@ -107,6 +111,14 @@ def test_concepts_atoms_and_hierarchy(tiny):
     zh = scripts("CHI")
     assert zh["Han"] > 0.9 * sum(zh.values()) and not zh["Hiragana"] and not zh["Katakana"]
 
+
+def test_semantic_types_hierarchy_and_sources(tiny):
+    from umls.rrf import read_rrf_table
+    from umls.semgroups import group_of
+
+    umls = tiny / "umls"
+    conso = _conso(tiny)
+    by_cui = Counter(r["CUI"] for r in conso)
     sty = read_rrf_table(umls / "MRSTY.RRF", ["CUI", "TUI"]).to_pylist()
     assert {r["CUI"] for r in sty} == set(by_cui)
     groups = Counter(group_of(r["TUI"]) for r in sty)
@@ -139,7 +151,13 @@ def test_sources_parse_and_look_right(tiny):
     from tasks.sources.passages import read_passages, read_sample_jsonl
 
     items = [it for t in ("xqa", "evidence") for it in read_sample_jsonl(tiny / "sources" / f"{t}.jsonl", set(LANGS))]
-    assert 550 <= len(items) <= 700
+    # every question the preset asks for (each role's pool was large enough), plus the
+    # deliberate duplicates its shares give
+    preset = PRESETS["tiny"]
+    n_en, n_native = preset.xqa_en + preset.ev_en, len(QUESTION_LANGS) * (preset.xqa_native + preset.ev_native)
+    near, exact = int(n_en * preset.dup_share), int(n_en * preset.exact_share)
+    cross = int((n_en + n_native) * preset.xdup_share)
+    assert len(items) == n_en + n_native + near + exact + cross
     langs = Counter((it.task, it.lang) for it in items)
     assert all(langs[(t, l)] > 0 for t in ("xqa", "evidence") for l in LANGS)
     assert len({it.id for it in items}) == len(items)
@@ -150,13 +168,14 @@ def test_sources_parse_and_look_right(tiny):
     for task in ("xqa", "evidence"):
         starts = {" ".join(it.text.split(": ")[-1].split()[:3]) for it in items if it.task == task and it.lang == "en"}
         assert len(starts) >= 10, (task, starts)
-    # a few deliberate duplicates: shared gold passages
+    # a few deliberate duplicates: each shares its original's gold passage
     by_passage = Counter(it.passages[0].id for it in items)
-    assert 5 <= sum(v - 1 for v in by_passage.values()) <= 0.06 * len(items)
+    assert 5 <= sum(v - 1 for v in by_passage.values()) == near + exact + cross <= 0.06 * len(items)
     background = list(read_passages(tiny / "sources" / "background.jsonl"))
-    assert len(background) == gs.PRESETS["tiny"].background
+    assert len(background) == PRESETS["tiny"].background
     counts = json.loads((tiny / "generation.json").read_text())
     assert counts["questions_total"] == len(items)
+    assert counts["deliberate_duplicates"] == {"near": near, "exact": exact, "cross_lingual": cross}
 
 
 def test_memory_parses_and_passes_the_gates(tiny):
@@ -212,11 +231,11 @@ def test_config_points_at_the_generated_files(tiny):
                    + [s.path for s in loaded.config.sources] + loaded.config.translation.memory)
     files = input_files(loaded)
     assert all(p.is_relative_to(tiny.resolve()) for p in files.values())
-    paper = gs.PRESETS["paper"]
+    paper = PRESETS["paper"]
     assert paper.quotas == {"xqa": 1021, "evidence": 340, "cd": 829}
     assert paper.mrconso_rows >= 3_000_000 and paper.background + paper.ev_en + 5 * paper.ev_native >= 100_000
     assert (paper.xqa_en + paper.ev_en + 5 * (paper.xqa_native + paper.ev_native)) >= 13_000
-    assert gs.PRESETS["full"].mrconso_rows >= 16_000_000
+    assert PRESETS["full"].mrconso_rows >= 16_000_000
 
 
 @pytest.mark.slow
@@ -249,7 +268,7 @@ def test_tiny_builds_an_audited_release(tiny, prefect_harness, tmp_path):
 
 
 def test_full_preset_is_a_full_release_with_paper_quotas():
-    full, paper = gs.PRESETS["full"], gs.PRESETS["paper"]
+    full, paper = PRESETS["full"], PRESETS["paper"]
     assert full.mrconso_rows >= 16_000_000 and full.min_concepts >= 3_000_000
     assert full.quotas == paper.quotas == {"xqa": 1021, "evidence": 340, "cd": 829}
     assert (full.xqa_en, full.xqa_native, full.ev_en, full.ev_native, full.background) == \
@@ -258,9 +277,138 @@ def test_full_preset_is_a_full_release_with_paper_quotas():
 
 def test_generation_goes_on_until_the_concept_floor(tmp_path):
     # a row target alone gives about 5 rows per concept: 2,000 rows would stop near 400 concepts
-    mini = gs.Preset("mini", 2_000, 20, 3, 10, 2, 40, 5, {"xqa": 5, "evidence": 2, "cd": 4}, min_concepts=1_200)
-    counts = gs.generate(mini, tmp_path / "mini", seed=0)
+    mini = Preset("mini", 2_000, 20, 3, 10, 2, 40, 5, {"xqa": 5, "evidence": 2, "cd": 4}, min_concepts=1_200)
+    counts = generate(mini, tmp_path / "mini", seed=0)
     rows = (tmp_path / "mini" / "umls" / "MRCONSO.RRF").read_bytes().count(b"\n")
     cuis = {line.split(b"|", 1)[0] for line in (tmp_path / "mini" / "umls" / "MRCONSO.RRF").read_bytes().splitlines()}
     assert counts["umls"]["concepts"] == len(cuis) >= 1_200
     assert counts["umls"]["rows"]["MRCONSO.RRF"] == rows > 2_000 * 2
+
+
+def test_the_cli_writes_what_generate_writes(tiny, tmp_path):
+    out = tmp_path / "cli"
+    run = subprocess.run([sys.executable, "-m", "benchmarks.scale", "--preset", "tiny", "--out", str(out)],
+                         cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.splitlines()[0] == f"preset=tiny seed=0 out={out}"
+    a, b = _tree(tiny), _tree(out)
+    assert a.keys() == b.keys()
+    assert [k for k in a if a[k] != b[k]] == []
+
+
+# ---------------------------------------------------------------------------- the data tables
+SEMANTIC_TYPES = {row[0] for row in table("semantic_types")}
+
+
+@pytest.mark.parametrize("name", sorted(TABLE_COLUMNS))
+def test_each_table_parses_with_its_columns(name):
+    columns = TABLE_COLUMNS[name]
+    lines = (DATA / f"{name}.tsv").read_text(encoding="utf-8").splitlines()
+    assert lines[0].split("\t") == list(columns)
+    rows = table(name)
+    assert len(rows) == len(lines) - 1 >= 2
+    for row in rows:
+        assert len(row) == len(columns)
+        for column, cell in zip(columns, row):
+            assert cell == cell.strip() and (cell or column == "gloss_en"), (name, column, row)  # only a gloss may be left out
+            if column == "tui":
+                assert cell in SEMANTIC_TYPES, (name, row)
+            if column.endswith("_g"):  # a noun and its gender
+                assert cell.rsplit(" ", 1)[1] in ("m", "f", "n"), (name, column, row)
+            if column == "srl":
+                assert cell in ("0", "1", "2", "3", "4", "9"), (name, row)
+    assert len({tuple(r) for r in rows}) == len(rows), f"{name}: a row twice"
+
+
+@pytest.mark.parametrize("name", sorted(TOML_KEYS))
+def test_each_toml_file_holds_its_keys(name):
+    assert sorted(toml(name)) == sorted(TOML_KEYS[name])
+
+
+def test_every_population_and_lead_in_has_its_german_and_only_generic_templates_do():
+    from benchmarks.scale.addition import LEAD_INS_DE, POPULATIONS_DE, TEMPLATES_DE
+    from benchmarks.scale.questions import LEAD_INS, POPULATIONS, TEMPLATES
+
+    assert len(POPULATIONS_DE) == len(POPULATIONS) == len(toml("questions")["population"])
+    assert len(LEAD_INS_DE) == len(LEAD_INS)
+    generic = {texts["en"] for task, groups, texts in TEMPLATES if groups == "*"}
+    assert set(TEMPLATES_DE) == generic
+    # the German keeps the English slots: same names in braces
+    for en, de in TEMPLATES_DE.items():
+        assert sorted(_slots(en)) == sorted(_slots(de)), (en, de)
+
+
+def _slots(text: str) -> list[str]:
+    return re.findall(r"\{(\w+)\}", text)
+
+
+ORGANS_COLUMNS = TABLE_COLUMNS["organs"]
+
+
+def _organs_with(tmp_path: Path, line: int, edit) -> Path:
+    lines = (DATA / "organs.tsv").read_text(encoding="utf-8").splitlines()
+    lines[line - 1] = edit(lines[line - 1])
+    path = tmp_path / "organs.tsv"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("line, edit, cells", [
+    (5, lambda l: l.rsplit("\t", 1)[0], 19),  # the Latin adjective left out
+    (7, lambda l: l.replace("\t", "\t\t", 1), 21),  # an empty cell too many
+    (39, lambda l: "", 1),  # a blank line (the last row)
+])
+def test_a_row_with_the_wrong_cell_count_is_one_error_naming_file_and_line(tmp_path, line, edit, cells):
+    path = _organs_with(tmp_path, line, edit)
+    with pytest.raises(DataError) as raised:
+        parse_tsv(path, ORGANS_COLUMNS)
+    assert str(raised.value) == f"{path}:{line}: {cells} cells, expected 20 ({', '.join(ORGANS_COLUMNS)}), tab-separated"
+    assert parse_tsv(DATA / "organs.tsv", ORGANS_COLUMNS) == table("organs")  # the real one parses
+
+
+def test_a_header_that_is_not_the_columns_is_an_error_on_line_1(tmp_path):
+    path = _organs_with(tmp_path, 1, lambda l: l.replace("la", "latin"))
+    with pytest.raises(DataError, match=rf"^{re.escape(str(path))}:1: header \[.*'latin'\] is not the expected columns \[.*'la'\]$"):
+        parse_tsv(path, ORGANS_COLUMNS)
+
+
+def test_a_toml_file_with_a_missing_key_or_bad_syntax_is_an_error_naming_it(tmp_path):
+    path = tmp_path / "words.toml"
+    text = (DATA / "words.toml").read_text(encoding="utf-8")
+    path.write_text(text.replace("epithets = ", "epithet = "), encoding="utf-8")
+    with pytest.raises(DataError, match=rf"^{re.escape(str(path))}: keys \[.*'epithet'.*\] are not the expected \[.*'epithets'.*\]$"):
+        parse_toml(path, TOML_KEYS["words"])
+    path.write_text(text.replace("epithets = [", "epithets = [[", 1), encoding="utf-8")
+    with pytest.raises(DataError, match=rf"^{re.escape(str(path))}: .*\(at line \d+, column \d+\)$"):
+        parse_toml(path, TOML_KEYS["words"])
+
+
+@pytest.mark.parametrize("bad, problem", [
+    ({"task": "xqa", "groups": "*", "en": "{c}?", "fr": "{c} ?"}, "missing ['es']"),
+    ({"task": "xqa", "groups": "*", "en": "{c}?", "fr": "{c} ?", "es": "¿{c}?", "it": "{c}?"}, "unexpected ['it']"),
+])
+def test_an_entry_with_a_missing_or_unknown_field_is_an_error_naming_it(bad, problem):
+    good = {"task": "xqa", "groups": "*", "en": "{c}?", "fr": "{c} ?", "es": "¿{c}?", "de": "„{c}“?"}
+    required = ("task", "groups", "en", "fr", "es")
+    assert check_entries(Path("q.toml"), "template", [good], required, ("de",)) == [good]
+    with pytest.raises(DataError) as raised:
+        check_entries(Path("q.toml"), "template", [good, bad], required, ("de",))
+    assert str(raised.value) == (f"q.toml: [[template]] number 2: {problem} "
+                                 "(expected ['task', 'groups', 'en', 'fr', 'es'], optionally ['de'])")
+
+
+def test_the_cli_stops_at_a_malformed_table_with_one_error_line_and_writes_nothing(tmp_path):
+    copy = tmp_path / "checkout"
+    shutil.copytree(ROOT / "benchmarks" / "scale", copy / "benchmarks" / "scale", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(ROOT / "benchmarks" / "__init__.py", copy / "benchmarks" / "__init__.py")
+    bad = copy / "benchmarks" / "scale" / "data" / "syllables.tsv"
+    lines = bad.read_text(encoding="utf-8").splitlines()
+    lines[2] += "\tx"
+    bad.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    out = tmp_path / "out"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}  # the builder's packages; benchmarks/ comes from the copy (cwd)
+    run = subprocess.run([sys.executable, "-m", "benchmarks.scale", "--preset", "tiny", "--out", str(out)],
+                         cwd=copy, env=env, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 2
+    assert run.stderr == (f"error: {bad.resolve()}:3: 5 cells, expected 4 (latin, ru, ja, zh), tab-separated\n")
+    assert run.stdout == "" and not out.exists()
