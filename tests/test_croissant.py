@@ -54,13 +54,16 @@ print(json.dumps(out, ensure_ascii=False))
 
 
 def _jsonl(path: Path) -> list[dict]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+    # lines end at "\n" only: a text may hold U+2028 or U+0085, where str.splitlines would cut it
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").split("\n") if line]
 
 
 def _qrels(cell_dir: Path) -> list[dict]:
     rows = []
     for tsv in sorted((cell_dir / "qrels").glob("*.tsv")):
-        for line in tsv.read_text(encoding="utf-8").splitlines()[1:]:
+        for line in tsv.read_text(encoding="utf-8").split("\n")[1:]:
+            if not line:
+                continue
             q, d, s = line.split("\t")
             rows.append({"query-id": q, "corpus-id": d, "score": int(s), "split": tsv.stem})
     return rows
@@ -162,7 +165,7 @@ def test_every_record_set_loads_with_the_rows_of_the_release_files(release, mani
         key = lambda r: (r["query-id"], r["corpus-id"])  # noqa: E731
         assert _by_id(loaded[f"{name}-qrels"], key) == _by_id(qrels, key), cell
         total_queries += len(loaded[f"{name}-queries"])
-    lines = sum(len((release / c / "queries.jsonl").read_text(encoding="utf-8").splitlines()) for c in manifest["cells"])
+    lines = sum((release / c / "queries.jsonl").read_bytes().count(b"\n") for c in manifest["cells"])
     assert total_queries == lines == 126
     sets = _jsonl(release / "cd" / "confusion_sets.jsonl")
     assert _by_id(loaded["cd-confusion-sets"], lambda r: r["set_id"]) == sets and len(sets) == 54

@@ -377,10 +377,11 @@ def _licences(manifest: dict) -> tuple[list[dict], list[str]]:
     for r in rows:
         lic = r["licence"]
         work = {"@type": "sc:CreativeWork", "name": lic.text,
-                "description": f"{r['source']} ({r['use']}); Hugging Face licence id(s): {', '.join(lic.ids)}".replace("`", "")}
+                "description": f"{r['source']}: {r['use']}; Hugging Face licence id(s): {', '.join(lic.ids)}".replace("`", "")}
         if lic.url:
             work["url"] = lic.url
-        licences.append(work)
+        if work not in licences:  # one file read twice (two [[sources]] entries) is one source
+            licences.append(work)
     return licences, sorted({r["ref"] for r in rows if r["ref"]})
 
 
