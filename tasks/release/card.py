@@ -8,7 +8,7 @@ folders for what the manifest does not hold (splits, confusion-set titles). Sect
 front matter (licences, languages, the `<task>-<lang>-{corpus,queries,qrels}` and
 `cd-<lang>-top_ranked` configs: tasks/release/hub.py), summary, cells (picture + table),
 provenance (picture), confusion-set tiers (picture + table), evaluation results (when the
-build evaluated itself), how to load it (datasets, MTEB, BEIR), dropped items, sources and
+build evaluated itself), how to load it (datasets, MTEB, BEIR, mlcroissant), dropped items, sources and
 licences, citation, build.
 """
 from __future__ import annotations
@@ -112,7 +112,8 @@ def _tiers(sims: dict[str, list[float]], distractors: int) -> list[str]:
 
 
 def loading_snippets(version: str, cells: dict) -> dict[str, str]:
-    """Python snippets that load this release with datasets, MTEB and BEIR (tests/test_release_loaders.py runs them)."""
+    """Python snippets that load this release with datasets, MTEB, BEIR (tests/test_release_loaders.py runs them) and
+    mlcroissant (one line; tests/test_croissant.py runs it)."""
     release = f"releases/{version}"
     cell = _example_cell(cells, ("xqa", "evidence", "cd")) or "xqa/en"
     cd = _example_cell(cells, ("cd",)) or "cd/en"
@@ -136,6 +137,7 @@ tasks = release_tasks("{release}")  # MMedBenchIR-xqa, MMedBenchIR-cd (reranking
 results = mteb.evaluate(model, tasks, cache=None)
 for task_result in results.task_results:
     print(task_result.task_name, task_result.get_score())''',
+        "croissant": f'import mlcroissant as mlc; print(len(list(mlc.Dataset("{release}/croissant.json").records("{name}-queries"))))',
         "beir": f'''from beir.datasets.data_loader import GenericDataLoader
 
 corpus, queries, qrels = GenericDataLoader(data_folder="{release}/{cell}").load(split="test")
@@ -153,7 +155,9 @@ def _loading(manifest: dict) -> list[str]:
             "With `datasets`:", "", "```python", s["datasets"], "```", "",
             "With MTEB (one evaluation subset per cell; cd is scored as reranking of each query's confusion set):", "",
             "```python", s["mteb"], "```", "",
-            "With BEIR:", "", "```python", s["beir"], "```", ""]
+            "With BEIR:", "", "```python", s["beir"], "```", "",
+            "With mlcroissant, from `croissant.json` (Croissant 1.1 with the responsible-AI fields; record sets "
+            "`<task>-<lang>-corpus`, `-queries`, `-qrels` and `cd-confusion-sets`): " f"`{s['croissant']}`", ""]
 
 
 def _dropped(report: dict) -> list[str]:

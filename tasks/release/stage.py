@@ -30,6 +30,7 @@ from common.jsonio import atomic_write, file_digest, read_json_object
 from common.testhooks import hold
 from tasks.audit.stage import audit_release, report_markdown
 from tasks.release.card import write_card
+from tasks.release.croissant import write_croissant
 from tasks.release.hub import cell_splits, split_files, write_split_files
 from tasks.release.writers import file_entries, write_build_report, write_cells, write_confusion_sets
 from umls.rrf import read_rrf_table
@@ -278,6 +279,7 @@ def _write_and_publish(loaded: LoadedConfig, inputs: dict[str, Path], vocab: dic
             evaluate_release(tmp, specs, tmp / "evaluation", cfg.evaluation.splits, info=info,
                              cache_dir=Path(work_dir) / "embeddings" if work_dir else None)
         write_card(manifest, report, tmp)
+        write_croissant(manifest, tmp)  # before the hashing: croissant.json is listed and audited like every file
         manifest["files"] = file_entries(tmp)
         with atomic_write(tmp / "manifest.json") as fh:
             fh.write(json.dumps(manifest, ensure_ascii=False, sort_keys=True, indent=2) + "\n")
