@@ -173,6 +173,11 @@ def _pivot_schema_failures(rel: Release) -> tuple[int, list[str]]:
         for path, line, fields in c["pivot_qrels"]:
             if len(fields) != 3 or not fields[2].lstrip("-").isdigit():
                 failures.append(f"{path}:{line}: expected 'query-id<TAB>corpus-id<TAB>integer score'")
+                continue
+            try:
+                Qrel(query_id=fields[0], corpus_id=fields[1], score=int(fields[2]))
+            except ValidationError as exc:
+                failures.append(f"{path}:{line}: {exc.errors()[0]['msg']}")
     return n, failures
 
 
