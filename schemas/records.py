@@ -26,6 +26,10 @@ Provenance = Literal[
     "machine-translated",
     "machine-translated and verified",
 ]
+# where a pivot query's English text comes from: the item's own English source text (`native`),
+# a vocabulary's English name (`terminology`, cd) or the source's own English translation of
+# its non-English item (`human-translated`, e.g. IgakuQA's *_translate.jsonl)
+PivotProvenance = Literal["native", "terminology", "human-translated"]
 NonEmpty = Annotated[str, StringConstraints(min_length=1, strip_whitespace=False)]
 Sha256 = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]
 
@@ -119,6 +123,15 @@ class Query(Strict):
     split: Literal["test", "dev"]
 
 
+class PivotQuery(Query):
+    """pivot-queries.jsonl row: a non-English cell's query asked again in English (its
+    `pivot_text`), under the same `_id`, so the cell's qrels apply unchanged. `provenance` says
+    where the English text comes from (PIVOT_PROVENANCE)."""
+
+    pivot_text: None = None
+    provenance: PivotProvenance
+
+
 class Qrel(Strict):
     query_id: NonEmpty
     corpus_id: NonEmpty
@@ -145,6 +158,18 @@ class FileEntry(Strict):
     bytes: int
 
 
+class PivotCount(Strict):
+    """A non-English cell's pivot control: `queries` of the cell's `of` queries have an English
+    pivot (pivot-queries.jsonl), `dev_queries` of them in the dev split; `provenance` counts where
+    their English comes from; `reason` says why the others have none (None when every query has one)."""
+
+    queries: int = Field(ge=0)
+    of: int = Field(ge=0)
+    dev_queries: int = Field(default=0, ge=0)
+    provenance: dict[PivotProvenance, int] = {}
+    reason: str | None = None
+
+
 class CellCount(Strict):
     queries: int
     documents: int
@@ -152,6 +177,7 @@ class CellCount(Strict):
     dev_queries: int = 0
     provenance: dict[str, int] = {}
     realization: str = ""
+    pivots: PivotCount | None = None  # non-English cells (absent: an English cell, or a release from before pivots)
 
 
 class ReleaseChanges(Strict):

@@ -25,16 +25,31 @@ def _manifest(release: Path) -> dict:
     return json.loads((release / "manifest.json").read_text())
 
 
-def _resign(release: Path, manifest: dict | None = None, recount: bool = True, derive: bool = True) -> None:
-    """Re-sign the manifest; with `derive`, first re-derive the per-split parquet files from the
-    (tampered) BEIR files, as a consistent forger would."""
+def _derive_pivots(cell_dir: Path, task: str, lang: str) -> None:
+    """Re-derive a cell's pivot files from its (tampered) queries and qrels, keeping each
+    pivot query's provenance (a query new to the cell: an English item's)."""
+    from tasks.release.writers import write_pivot_files
+
+    old = {r["_id"]: r["provenance"] for r in _rows(cell_dir / "pivot-queries.jsonl")} if (cell_dir / "pivot-queries.jsonl").exists() else {}
+    item_langs = {q["_id"]: "en" for q in _rows(cell_dir / "queries.jsonl")}
+    item_langs.update({i: "en" if p == "native" else "xx" for i, p in old.items()})
+    write_pivot_files(cell_dir, task, lang, item_langs)
+
+
+def _resign(release: Path, manifest: dict | None = None, recount: bool = True, derive: bool = True,
+            derive_pivots: bool = True) -> None:
+    """Re-sign the manifest; with `derive`, first re-derive the per-split parquet files (and, with
+    `derive_pivots`, the pivot controls) from the (tampered) BEIR files, as a consistent forger would."""
     from tasks.release.hub import write_split_files
+    from tasks.release.writers import pivot_count
 
     m = manifest or _manifest(release)
     if derive:
         sets = _rows(release / "cd" / "confusion_sets.jsonl")
         for cell in m["cells"]:
             task, lang = cell.split("/")
+            if derive_pivots:
+                _derive_pivots(release / task / lang, task, lang)
             write_split_files(release / task / lang, task, [s for s in sets if s["lang"] == lang])
     m["files"] = file_entries(release)
     if recount:
@@ -44,6 +59,9 @@ def _resign(release: Path, manifest: dict | None = None, recount: bool = True, d
             m["cells"][cell]["queries"] = len(_rows(d / "queries.jsonl"))
             m["cells"][cell]["documents"] = len(_rows(d / "corpus.jsonl"))
             m["cells"][cell]["qrels"] = sum(len(p.read_text().splitlines()) - 1 for p in (d / "qrels").glob("*.tsv"))
+            m["cells"][cell].pop("pivots", None)
+            if (block := pivot_count(d, lang)) is not None:
+                m["cells"][cell]["pivots"] = block
     (release / "manifest.json").write_text(json.dumps(m, ensure_ascii=False, sort_keys=True, indent=2) + "\n")
 
 
@@ -236,3 +254,140 @@ def test_concept_overlap_in_scope_all_fails_on_a_distractor_that_is_a_key_concep
     _resign(release_copy, m)
     check = next(c for c in audit_release(release_copy).checks if c.name == "concept_overlap")
     assert any(f.startswith(f"{distractor}: in cells ") for f in check.failures)
+
+
+# ----------------------------------------------------------------------------- pivot controls
+def _tamper_pivots(release: Path, cell: str, edit) -> None:
+    """Edit a cell's pivot-queries.jsonl rows (edit(rows) -> rows), then re-sign as a consistent
+    forger would: per-split files and the manifest's counts follow the tampered file."""
+    import pyarrow as pa
+
+    from common.parquet import write_parquet
+    from tasks.release.writers import QUERY_COLUMNS
+
+    p = release / cell / "pivot-queries.jsonl"
+    rows = edit(_rows(p))
+    _write_rows(p, rows)
+    write_parquet(pa.Table.from_pylist(rows, schema=QUERY_COLUMNS), p.with_suffix(".parquet"))
+    _resign(release, derive_pivots=False)
+
+
+def _pivot_failures(release: Path) -> list[str]:
+    return next(c for c in audit_release(release).checks if c.name == "pivot_queries").failures
+
+
+def test_pivot_queries_fail_on_an_id_that_is_no_query_of_the_cell(release_copy):
+    def edit(rows):
+        rows[0]["_id"] = "zz-no-such-query"
+        return sorted(rows, key=lambda r: r["_id"])
+    first = _rows(release_copy / "xqa" / "ja" / "pivot-queries.jsonl")[0]["_id"]
+    _tamper_pivots(release_copy, "xqa/ja", edit)
+    assert _failed(release_copy) == {"pivot_queries"}
+    failures = _pivot_failures(release_copy)
+    assert "xqa/ja/pivot-queries.jsonl:6: query 'zz-no-such-query': not a query of the cell" in failures
+    assert f"xqa/ja/pivot-queries.jsonl: query {first!r} has a pivot_text and is missing" in failures
+
+
+def test_pivot_queries_fail_when_a_split_differs(release_copy):
+    def edit(rows):
+        rows[1]["split"] = "dev"
+        return rows
+    _tamper_pivots(release_copy, "evidence/zh", edit)
+    assert _failed(release_copy) == {"pivot_queries"}
+    assert any(f.endswith("split 'dev', the query's is 'test'") for f in _pivot_failures(release_copy))
+
+
+def test_pivot_queries_fail_when_a_text_differs_from_the_pivot_text(release_copy):
+    def edit(rows):
+        rows[0]["text"] = rows[0]["text"] + " And what else?"
+        return rows
+    _tamper_pivots(release_copy, "cd/fr", edit)
+    assert _failed(release_copy) == {"pivot_queries"}
+    assert [f.split(": ", 2)[-1] for f in _pivot_failures(release_copy)] == ["text differs from the query's pivot_text"]
+
+
+def test_pivot_queries_fail_when_a_pivot_is_not_english(release_copy):
+    def edit(rows):
+        rows[0]["lang"] = "ru"
+        return rows
+    _tamper_pivots(release_copy, "xqa/ru", edit)
+    assert _failed(release_copy) == {"pivot_queries"}
+    assert [f.split(": ", 2)[-1] for f in _pivot_failures(release_copy)] == ["lang 'ru', expected 'en'"]
+
+
+def test_pivot_queries_fail_when_a_query_with_a_pivot_is_missing(release_copy):
+    dropped = _rows(release_copy / "evidence" / "es" / "pivot-queries.jsonl")[2]["_id"]
+    _tamper_pivots(release_copy, "evidence/es", lambda rows: rows[:2] + rows[3:])
+    assert _failed(release_copy) == {"pivot_queries"}
+    failures = _pivot_failures(release_copy)
+    assert failures[0] == f"evidence/es/pivot-queries.jsonl: query {dropped!r} has a pivot_text and is missing"
+    assert len(failures) == 2 and failures[1].startswith("evidence/es/pivot-qrels/test.tsv: ")  # its qrel is no pivot query's
+
+
+def test_pivot_queries_fail_on_a_pivot_file_in_an_english_cell(release_copy):
+    fr = _rows(release_copy / "xqa" / "fr" / "pivot-queries.jsonl")
+    en = _rows(release_copy / "xqa" / "en" / "queries.jsonl")
+    _write_rows(release_copy / "xqa" / "en" / "pivot-queries.jsonl",
+                [{**fr[0], "_id": q["_id"], "text": q["pivot_text"], "cuis": q["cuis"], "split": q["split"]} for q in en])
+    (release_copy / "xqa" / "en" / "pivot-qrels").mkdir()
+    (release_copy / "xqa" / "en" / "pivot-qrels" / "test.tsv").write_text((release_copy / "xqa" / "en" / "qrels" / "test.tsv").read_text())
+    _resign(release_copy, derive_pivots=False)
+    assert "pivots" not in _manifest(release_copy)["cells"]["xqa/en"]
+    assert _failed(release_copy) == {"pivot_queries"}
+    assert _pivot_failures(release_copy) == ["xqa/en/pivot-queries.jsonl: an English cell has no pivot control (its queries are English)"]
+
+
+def test_pivot_queries_fail_when_pivot_qrels_lose_a_row(release_copy):
+    p = release_copy / "cd" / "ja" / "pivot-qrels" / "test.tsv"
+    lines = p.read_text().splitlines()
+    p.write_text("\n".join(lines[:1] + lines[2:]) + "\n")
+    _resign(release_copy, derive_pivots=False)
+    assert _failed(release_copy) == {"pivot_queries"}
+    assert _pivot_failures(release_copy) == [f"cd/ja/pivot-qrels/test.tsv: missing the cell's qrel {lines[1]!r}"]
+
+
+def test_pivot_queries_fail_on_an_impossible_provenance(release_copy):
+    """A query written in Japanese has no English of its own; terminology is a cd concept's name."""
+    written_in_ja = next(q["_id"] for q in _rows(release_copy / "xqa" / "ja" / "queries.jsonl") if q["provenance"] == "native")
+    translated = next(q["_id"] for q in _rows(release_copy / "xqa" / "ja" / "queries.jsonl") if q["provenance"] != "native")
+
+    def edit(rows):
+        for r in rows:
+            r["provenance"] = {written_in_ja: "native", translated: "terminology"}.get(r["_id"], r["provenance"])
+        return rows
+    _tamper_pivots(release_copy, "xqa/ja", edit)
+    assert _failed(release_copy) == {"pivot_queries"}
+    assert sorted(f.split(": ", 2)[-1].split(" (")[0] for f in _pivot_failures(release_copy)) == [
+        "provenance 'native' for a query written in ja", "provenance 'terminology' in a xqa cell"]
+
+
+def test_schemas_fail_on_a_pivot_query_with_a_pivot_text(release_copy):
+    def edit(rows):
+        rows[0]["pivot_text"] = rows[0]["text"]
+        return rows
+    _tamper_pivots(release_copy, "cd/zh", edit)
+    assert _failed(release_copy) == {"schemas"}
+
+
+def test_counts_fail_when_the_manifest_misstates_a_pivot_control(release_copy):
+    m = _manifest(release_copy)
+    m["cells"]["xqa/es"]["pivots"]["queries"] -= 1
+    _resign(release_copy, m, recount=False)
+    assert _failed(release_copy) == {"counts"}
+
+
+def test_counts_fail_when_a_pivot_split_file_disagrees(release_copy):
+    import pyarrow.parquet as pq
+
+    p = release_copy / "cd" / "es" / "pivot-top_ranked" / "test.parquet"
+    pq.write_table(pq.read_table(p).slice(1), p)
+    _resign(release_copy, derive=False)
+    assert _failed(release_copy) == {"counts"}
+
+
+def test_query_overlap_reads_each_pivot_once(release_copy):
+    """The pivot files repeat the queries' pivot_text: the zero-overlap check reads it from the
+    queries alone (no pivot is its own duplicate, and no query is skipped)."""
+    check = next(c for c in audit_release(release_copy).checks if c.name == "query_overlap")
+    total = sum(c["queries"] for c in _manifest(release_copy)["cells"].values())
+    assert check.passed and check.detail.startswith(f"{total} queries, ")

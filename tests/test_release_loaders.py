@@ -62,8 +62,10 @@ def test_every_config_of_the_card_loads_with_datasets(sample_build):
         task, lang, kind = c["config_name"].split("-", 2)
         for f in c["data_files"]:
             ds = load_dataset(str(release), c["config_name"], split=f["split"])
-            assert ds.column_names == columns[kind], c["config_name"]
+            assert ds.column_names == columns[kind.removeprefix("pivot-")], c["config_name"]
             loaded[(task, lang, kind)] = ds
+    # a pivot subset for every non-English cell of the sample (its sources all carry English), none for English
+    assert {(t, l) for t, l, k in loaded if k.startswith("pivot-")} == {(t, l) for t in ("xqa", "cd", "evidence") for l in LANGS[1:]}
     for task in ("xqa", "cd", "evidence"):
         for lang in LANGS:
             cell = manifest["cells"][f"{task}/{lang}"]
@@ -71,6 +73,12 @@ def test_every_config_of_the_card_loads_with_datasets(sample_build):
             assert loaded[(task, lang, "queries")].num_rows == cell["queries"]  # the sample has no dev split
             assert loaded[(task, lang, "qrels")].num_rows == cell["qrels"]
             assert set(loaded[(task, lang, "queries")]["lang"]) == {lang}
+            if lang != "en":
+                pivots = [json.loads(l) for l in (release / task / lang / "pivot-queries.jsonl").read_text().splitlines()]
+                assert cell["pivots"]["queries"] == len(pivots) == cell["queries"]
+                assert loaded[(task, lang, "pivot-queries")].to_list() == pivots
+                assert loaded[(task, lang, "pivot-corpus")].num_rows == cell["documents"]
+                assert loaded[(task, lang, "pivot-qrels")].num_rows == cell["qrels"]
     sets = {json.loads(l)["set_id"]: json.loads(l) for l in (release / "cd" / "confusion_sets.jsonl").read_text().splitlines()}
     for lang in LANGS:
         ranked = loaded[("cd", lang, "top_ranked")]
@@ -92,6 +100,72 @@ def test_every_cell_loads_with_beir(sample_build):
         assert queries[first["_id"]] == first["text"]
 
 
+def _pivot_rows(cell_dir) -> list[dict]:
+    return [json.loads(l) for l in (cell_dir / "pivot-queries.jsonl").read_text(encoding="utf-8").splitlines()]
+
+
+def _qrel_rows(path) -> list[list[str]]:
+    return [l.split("\t") for l in path.read_text(encoding="utf-8").splitlines()[1:] if l]
+
+
+def test_a_pivot_subset_loads_with_datasets(sample_build):
+    """The pivot control of xqa/ja: its queries in English under their Japanese ids, and the cell's qrels."""
+    from datasets import load_dataset
+
+    release = sample_build["release"]
+    cell = release / "xqa" / "ja"
+    native = [json.loads(l) for l in (cell / "queries.jsonl").read_text(encoding="utf-8").splitlines()]
+    queries = load_dataset(str(release), "xqa-ja-pivot-queries", split="test")
+    qrels = load_dataset(str(release), "xqa-ja-pivot-qrels", split="test")
+    corpus = load_dataset(str(release), "xqa-ja-pivot-corpus", split="test")
+    assert queries["_id"] == [q["_id"] for q in native]  # every Japanese query has an English pivot in the sample
+    assert queries["text"] == [q["pivot_text"] for q in native]
+    assert set(queries["lang"]) == {"en"} and set(queries["pivot_text"]) == {None}
+    assert sorted(zip(qrels["query-id"], qrels["corpus-id"])) == sorted((q, d) for q, d, _ in _qrel_rows(cell / "qrels" / "test.tsv"))
+    assert corpus.num_rows == sum(1 for _ in (cell / "corpus.jsonl").open())
+    top = load_dataset(str(release), "cd-fr-pivot-top_ranked", split="test")
+    assert top.to_list() == load_dataset(str(release), "cd-fr-top_ranked", split="test").to_list()
+
+
+def test_every_pivot_control_loads_with_beir(sample_build):
+    from beir.datasets.data_loader import GenericDataLoader
+
+    release = sample_build["release"]
+    manifest = json.loads((release / "manifest.json").read_text())
+    for cell, c in sorted(manifest["cells"].items()):
+        if cell.endswith("/en"):
+            assert "pivots" not in c and not (release / cell / "pivot-queries.jsonl").exists()
+            continue
+        pivots = {r["_id"]: r["text"] for r in _pivot_rows(release / cell)}
+        qrels_rows = _qrel_rows(release / cell / "pivot-qrels" / "test.tsv")
+        corpus, queries, qrels = GenericDataLoader(data_folder=str(release / cell), prefix="pivot").load(split="test")
+        assert (len(corpus), queries, sum(len(v) for v in qrels.values())) == (c["documents"], pivots, len(qrels_rows)), cell
+        # every sample query has a pivot, so the cell's own qrels serve the pivot query file as well
+        corpus, queries, qrels = GenericDataLoader(data_folder=str(release / cell), query_file="pivot-queries.jsonl").load(split="test")
+        assert c["pivots"]["queries"] == c["queries"]
+        assert (queries, sum(len(v) for v in qrels.values())) == (pivots, c["qrels"]), cell
+
+
+def test_mteb_loads_the_pivot_subsets(sample_build):
+    from tasks.loaders.mteb_tasks import release_tasks
+
+    release = sample_build["release"]
+    tasks = {t.metadata.name: t for t in release_tasks(release)}
+    xqa, cd = tasks["MMedBenchIR-XQARetrieval"], tasks["MMedBenchIR-CDReranking"]
+    assert xqa.metadata.eval_langs["xqa-ja-pivot"] == ["eng-Latn"]
+    assert sorted(k for k in cd.metadata.eval_langs if k.endswith("-pivot")) == [f"cd-{l}-pivot" for l in sorted(LANGS[1:])]
+    for task, cell in ((xqa, "xqa/ja"), (cd, "cd/zh")):
+        task.load_data()
+        data = task.dataset[cell.replace("/", "-") + "-pivot"]["test"]
+        pivots = _pivot_rows(release / cell)
+        qrels_rows = _qrel_rows(release / cell / "pivot-qrels" / "test.tsv")
+        assert sorted(data["queries"]["id"]) == sorted(r["_id"] for r in pivots)
+        assert dict(zip(data["queries"]["id"], data["queries"]["text"])) == {r["_id"]: r["text"] for r in pivots}
+        assert data["corpus"].num_rows == sum(1 for _ in (release / cell / "corpus.jsonl").open())
+        assert sum(len(v) for v in data["relevant_docs"].values()) == len(qrels_rows)
+    assert cd.dataset["cd-zh-pivot"]["test"]["top_ranked"] == cd.dataset["cd-zh"]["test"]["top_ranked"]
+
+
 def test_mteb_evaluates_the_sample(sample_build, tiny):
     import mteb
     from sentence_transformers import SentenceTransformer
@@ -111,7 +185,7 @@ def test_mteb_evaluates_the_sample(sample_build, tiny):
     for t in tasks:
         task = t.metadata.name
         prefix = {"MMedBenchIR-XQARetrieval": "xqa", "MMedBenchIR-CDReranking": "cd", "MMedBenchIR-EvidenceRetrieval": "evidence"}[task]
-        assert sorted(scores[task]) == sorted(f"{prefix}-{l}" for l in LANGS)
+        assert sorted(scores[task]) == sorted([f"{prefix}-{l}" for l in LANGS] + [f"{prefix}-{l}-pivot" for l in LANGS[1:]])
         for s in scores[task].values():
             assert 0.0 <= s["main_score"] <= 1.0
     # cd is reranking: each query is ranked among its own 4 candidates (target + 3 distractors),
@@ -142,8 +216,9 @@ def _run(code: str, cwd, model) -> str:
 def test_the_cards_loading_snippets_run(sample_build, tiny):
     card = (sample_build["release"] / "README.md").read_text(encoding="utf-8")
     datasets_code, mteb_code, beir_code = _python_blocks(card, "## Loading")
-    assert _run(datasets_code, sample_build["base"], tiny) == "58 6 6 ['C0004045', 'C0349476', 'C0546817', 'C3163894']\n"
-    assert _run(beir_code, sample_build["base"], tiny) == "58 6 6\n"
+    assert _run(datasets_code, sample_build["base"], tiny) == "58 6 6 ['C0004045', 'C0349476', 'C0546817', 'C3163894']\n6 en\n"
+    assert _run(beir_code, sample_build["base"], tiny) == "58 6 6\n58 6 6\n"  # xqa/en, then xqa/es's pivot control
+    assert 'GenericDataLoader(data_folder="releases/0.1.0/xqa/es", prefix="pivot")' in beir_code
     lines = _run(mteb_code, sample_build["base"], tiny).splitlines()
     assert [l.split()[0] for l in lines] == ["MMedBenchIR-XQARetrieval", "MMedBenchIR-CDReranking", "MMedBenchIR-EvidenceRetrieval"]
 

@@ -16,12 +16,13 @@ from pydantic import ValidationError
 from schemas.config import Language
 from common.jsonio import file_digest
 from common.text import char_shingles, jaccard, normalize
-from schemas.records import TIERS, AuditCheck, AuditReport, ConfusionSet, Document, Qrel, Query, ReleaseManifest
+from schemas.records import TIERS, AuditCheck, AuditReport, ConfusionSet, Document, PivotQuery, Qrel, Query, ReleaseManifest
 from tasks.allocation.concept_entries import gives_away
 from tasks.dedup.near_duplicates import NearDuplicateIndex
 from tasks.evaluation.lexical import BM25Index, document_text, tokenizer_for
 from tasks.translation import langid
 from tasks.translation.gates import detect_languages, text_gates
+from tasks.release.hub import PIVOT_QUERIES
 from tasks.release.writers import UNHASHED, file_rows, release_files
 
 MAX_FAILURES = 20
@@ -52,6 +53,9 @@ class Release:
                 "corpus": self._jsonl(d / "corpus.jsonl"),
                 "queries": self._jsonl(d / "queries.jsonl"),
                 "qrels": self._qrels(d / "qrels"),
+                # the pivot control (None: the cell has no pivot-queries.jsonl)
+                "pivot_queries": self._jsonl(d / PIVOT_QUERIES) if (d / PIVOT_QUERIES).exists() else None,
+                "pivot_qrels": self._qrels(d / "pivot-qrels"),
             }
         self.confusion = self._jsonl(self.root / "cd" / "confusion_sets.jsonl")
 
@@ -146,6 +150,9 @@ def check_schemas(rel: Release) -> AuditCheck:
                 Qrel(query_id=fields[0], corpus_id=fields[1], score=int(fields[2]))
             except ValidationError as exc:
                 failures.append(f"{path}:{line}: {exc.errors()[0]['msg']}")
+    pivot_n, pivot_failures = _pivot_schema_failures(rel)
+    n += pivot_n
+    failures += pivot_failures
     for line, row in rel.confusion:
         n += 1
         try:
@@ -154,6 +161,24 @@ def check_schemas(rel: Release) -> AuditCheck:
             e = exc.errors()[0]
             failures.append(f"cd/confusion_sets.jsonl:{line}: field {'.'.join(map(str, e['loc']))}: {e['msg']}")
     return _check("schemas", failures, f"{n} records valid")
+
+
+def _pivot_schema_failures(rel: Release) -> tuple[int, list[str]]:
+    """(records, failures) of the cells' pivot-queries.jsonl (PivotQuery) and pivot-qrels/*.tsv."""
+    n, failures = 0, []
+    for cell, c in rel.cells.items():
+        rows = c["pivot_queries"] or []
+        n += len(rows) + len(c["pivot_qrels"])
+        failures += [f"{cell}/{PIVOT_QUERIES}:{line}: {msg}" for line, msg in _invalid(rows, PivotQuery)]
+        for path, line, fields in c["pivot_qrels"]:
+            if len(fields) != 3 or not fields[2].lstrip("-").isdigit():
+                failures.append(f"{path}:{line}: expected 'query-id<TAB>corpus-id<TAB>integer score'")
+                continue
+            try:
+                Qrel(query_id=fields[0], corpus_id=fields[1], score=int(fields[2]))
+            except ValidationError as exc:
+                failures.append(f"{path}:{line}: {exc.errors()[0]['msg']}")
+    return n, failures
 
 
 def concept_roles(rel: Release) -> dict[str, set[str]]:
@@ -396,6 +421,7 @@ def check_counts(rel: Release) -> AuditCheck:
                 failures.append(f"{cell}: {v} {k}, manifest says {m.get(k)}")
         if got["queries"] == 0 and not rel.manifest_raw.get("config", {}).get("allow_empty_cells", False):
             failures.append(f"{cell}: empty cell")
+        failures += _pivot_count_failures(rel, cell, c, actual)
         # the per-split files behind the card's `datasets` configs (releases that have them: the
         # manifest lists them) hold the same rows as the BEIR files
         if not any(name.startswith(f"{cell}/queries/") for name in listed):
@@ -410,6 +436,120 @@ def check_counts(rel: Release) -> AuditCheck:
                 if rows != n:
                     failures.append(f"{cell}/{name}: {rows if rows is not None else 'missing'} rows, the cell's BEIR files have {n}")
     return _check("counts", failures, f"{len(rel.cells)} cells match the manifest")
+
+
+def _pivot_count_failures(rel: Release, cell: str, c: dict, actual: dict[str, dict]) -> list[str]:
+    """A cell's manifest `pivots` block and the pivot subset's files against its pivot files."""
+    if not _has_pivot_controls(rel):
+        return []
+    failures = []
+    block = rel.manifest_raw["cells"][cell].get("pivots")
+    rows = [r for _, r in c["pivot_queries"] or []]
+    if c["lang"] == "en":
+        if block is not None:
+            failures.append(f"{cell}: an English cell has no pivot control, the manifest gives it {block}")
+        return failures
+    got = {"queries": len(rows), "of": len(c["queries"]), "dev_queries": sum(1 for r in rows if r.get("split") == "dev"),
+           "provenance": dict(sorted(Counter(str(r.get("provenance")) for r in rows).items()))}
+    listed = {k: (block or {}).get(k) for k in got}
+    if block is None or listed != got:
+        failures.append(f"{cell}: pivots {got}, manifest says {listed if block is not None else 'nothing'}")
+    if not rows:
+        return failures
+    splits = sorted({Path(p).stem for p, _, _ in c["qrels"]})
+    expect = {PIVOT_QUERIES.replace(".jsonl", ".parquet"): len(rows)}
+    for split in splits:
+        expect[f"pivot-queries/{split}.parquet"] = sum(1 for r in rows if r.get("split") == split)
+        expect[f"pivot-qrels/{split}.parquet"] = sum(1 for p, _, _ in c["pivot_qrels"] if Path(p).stem == split)
+        if c["task"] == "cd":
+            expect[f"pivot-top_ranked/{split}.parquet"] = expect[f"pivot-queries/{split}.parquet"]
+    for name, n in expect.items():
+        rows_on_disk = actual.get(f"{cell}/{name}", {}).get("rows")
+        if rows_on_disk != n:
+            failures.append(f"{cell}/{name}: {rows_on_disk if rows_on_disk is not None else 'missing'} rows, "
+                            f"the cell's pivot files have {n}")
+    return failures
+
+
+def _has_pivot_controls(rel: Release) -> bool:
+    """A release from before pivot controls has no `pivots` block and no pivot file anywhere."""
+    return any("pivots" in m for m in rel.manifest_raw.get("cells", {}).values()) or any(
+        c["pivot_queries"] is not None or c["pivot_qrels"] for c in rel.cells.values())
+
+
+def check_pivot_queries(rel: Release) -> AuditCheck:
+    """Each non-English cell's pivot control is its own queries asked in English: every query
+    with a `pivot_text` is in pivot-queries.jsonl under its id and split, with that text, in
+    English, with its key concepts; nothing else is; pivot-qrels/<split>.tsv holds exactly the
+    cell's qrels of those queries. Its provenance is possible for the query: `terminology` in
+    cd only (the concept's English name), and a query written in its cell's language has no
+    English of its own (`human-translated`: its source's translation). English cells have none."""
+    if not _has_pivot_controls(rel):
+        return _check("pivot_queries", [], "no pivot control: a release from before pivot controls")
+    failures, n, cells = [], 0, 0
+    for cell, c in sorted(rel.cells.items()):
+        name = f"{cell}/{PIVOT_QUERIES}"
+        queries = {q.get("_id"): q for _, q in c["queries"]}
+        expected = {} if c["lang"] == "en" else {i: q for i, q in queries.items() if q.get("pivot_text")}
+        rows = c["pivot_queries"]
+        if rows is None:
+            if expected:
+                failures.append(f"{cell}: {len(expected)} queries have a pivot_text, and there is no {PIVOT_QUERIES}")
+            if c["pivot_qrels"]:
+                failures.append(f"{cell}: pivot-qrels without {PIVOT_QUERIES}")
+            continue
+        cells += 1
+        if c["lang"] == "en":
+            failures.append(f"{name}: an English cell has no pivot control (its queries are English)")
+            continue
+        ids = [r.get("_id") for _, r in rows]
+        if ids != sorted(ids, key=str):
+            failures.append(f"{name}: not sorted by _id")
+        seen: set = set()
+        for line, r in rows:
+            n += 1
+            qid, q = r.get("_id"), queries.get(r.get("_id"))
+            where = f"{name}:{line}: query {qid!r}"
+            if qid in seen:
+                failures.append(f"{where}: listed twice")
+            seen.add(qid)
+            if q is None:
+                failures.append(f"{where}: not a query of the cell")
+                continue
+            if qid not in expected:
+                failures.append(f"{where}: the cell's query has no pivot_text")
+                continue
+            if r.get("text") != q.get("pivot_text"):
+                failures.append(f"{where}: text differs from the query's pivot_text")
+            if r.get("lang") != "en":
+                failures.append(f"{where}: lang {r.get('lang')!r}, expected 'en'")
+            if r.get("split") != q.get("split"):
+                failures.append(f"{where}: split {r.get('split')!r}, the query's is {q.get('split')!r}")
+            if r.get("cuis") != q.get("cuis"):
+                failures.append(f"{where}: cuis differ from the query's")
+            if (r.get("provenance") == "terminology") != (c["task"] == "cd"):
+                failures.append(f"{where}: provenance {r.get('provenance')!r} in a {c['task']} cell "
+                                f"(terminology: a cd concept's English name, and only that)")
+            elif c["task"] != "cd" and q.get("provenance") == "native" and r.get("provenance") != "human-translated":
+                failures.append(f"{where}: provenance {r.get('provenance')!r} for a query written in {c['lang']} "
+                                f"(its English is its source's translation: human-translated)")
+        for qid in sorted(expected.keys() - seen, key=str):
+            failures.append(f"{name}: query {qid!r} has a pivot_text and is missing")
+        # BEIR reads pivot-qrels/<split>.tsv with the pivot queries: the cell's qrels of exactly those
+        pivot_ids = set(ids)
+        want = Counter((Path(p).name, tuple(f)) for p, _, f in c["qrels"] if f and f[0] in pivot_ids)
+        have = Counter((Path(p).name, tuple(f)) for p, _, f in c["pivot_qrels"])
+        for (split_file, fields), k in sorted((want - have).items()):
+            failures.append(f"{cell}/pivot-qrels/{split_file}: missing the cell's qrel {chr(9).join(fields)!r}" + (f" ({k}x)" if k > 1 else ""))
+        for (split_file, fields), k in sorted((have - want).items()):
+            failures.append(f"{cell}/pivot-qrels/{split_file}: {chr(9).join(fields)!r} is not a qrel of a pivot query in "
+                            f"the cell's qrels/{split_file}" + (f" ({k}x)" if k > 1 else ""))
+        beir = {p.name for p in (rel.root / cell / "qrels").glob("*.tsv")}
+        pivot = {p.name for p in (rel.root / cell / "pivot-qrels").glob("*.tsv")}
+        failures += [f"{cell}/pivot-qrels/{f}: missing (the cell has qrels/{f})" for f in sorted(beir - pivot)]
+        failures += [f"{cell}/pivot-qrels/{f}: the cell has no qrels/{f}" for f in sorted(pivot - beir)]
+    return _check("pivot_queries", failures, f"{n} pivot queries in {cells} cells, each its cell's query asked in English, "
+                                             f"with the cell's qrels")
 
 
 def check_licence(rel: Release) -> AuditCheck:

@@ -13,6 +13,7 @@ from tasks.audit.checks import (
     check_hashes,
     check_language,
     check_licence,
+    check_pivot_queries,
     check_qrels,
     check_query_overlap,
     check_schemas,
@@ -28,7 +29,7 @@ def audit_release(root: Path, name: str | None = None) -> AuditReport:
     registry = {k: Language.model_validate(v) for k, v in rel.manifest_raw.get("languages", {}).items()}
     checks = [check_hashes(rel), check_schemas(rel), check_concept_overlap(rel),
               check_query_overlap(rel, registry, cfg.get("dedup", {"threshold": 0.7, "num_perm": 128}), cfg.get("seed", 0)),
-              check_qrels(rel), check_language(rel, registry, cfg.get("langid_backend", "langdetect"))]
+              check_qrels(rel), check_pivot_queries(rel), check_language(rel, registry, cfg.get("langid_backend", "langdetect"))]
     tiers, _ = check_tiers(rel, registry)
     checks += [tiers, check_trivial_match(rel), check_confusion_consistency(rel), check_counts(rel), check_licence(rel)]
     return AuditReport(release=name or root.name, version=str(rel.manifest_raw.get("version", "?")),

@@ -5,7 +5,9 @@
 
 One MTEB task per benchmark task, one evaluation subset per non-empty cell (hf_subset
 `<task>-<lang>`, which is how MTEB's RetrievalDatasetLoader finds the card's
-`<task>-<lang>-corpus|queries|qrels` configs). xqa and evidence are retrieval over the cell's
+`<task>-<lang>-corpus|queries|qrels` configs), and one per cell's pivot control with test
+queries (hf_subset `<task>-<lang>-pivot`, eval language eng-Latn: the cell's items asked in
+English, over the same corpus and qrels; the card's `<task>-<lang>-pivot-*` configs). xqa and evidence are retrieval over the cell's
 corpus; cd is reranking: each query is scored against its confusion set only (the card's
 `cd-<lang>-top_ranked` config: the target and its distractors), which MTEB's loader picks up
 by itself and its evaluator uses in place of full-corpus search.
@@ -93,6 +95,10 @@ def task_metadata(manifest: dict, release_dir: Path, task: str):
         lang = cell.split("/")[1]
         query = language_script(lang, langs[lang])
         eval_langs[cell.replace("/", "-")] = [query] if query == english else [query, english]
+    for cell in cells:
+        pivots = cells[cell].get("pivots") or {}
+        if pivots.get("queries", 0) - pivots.get("dev_queries", 0) > 0:  # the pivot control: English queries, English corpus
+            eval_langs[f"{cell.replace('/', '-')}-pivot"] = [english]
     return TaskMetadata(
         name=TASK_NAMES[task],
         description=DESCRIPTIONS[task],

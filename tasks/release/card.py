@@ -6,9 +6,10 @@ Called after the cells and confusion sets are written into `out_dir` and before 
 hashed: it writes README.md and its pictures (assets/*.png), and the card reads the cells'
 folders for what the manifest does not hold (splits, confusion-set titles). Sections, in order:
 front matter (licences, languages, the `<task>-<lang>-{corpus,queries,qrels}` and
-`cd-<lang>-top_ranked` configs: tasks/release/hub.py), summary, cells (picture + table),
-provenance (picture), confusion-set tiers (picture + table), evaluation results (when the
-build evaluated itself), how to load it (datasets, MTEB, BEIR, mlcroissant), dropped items, sources and
+`cd-<lang>-top_ranked` configs, and the pivot subsets' `<task>-<lang>-pivot-*`: tasks/release/hub.py),
+summary, cells (picture + table), provenance (picture), pivot controls (table), confusion-set tiers
+(picture + table), evaluation results (when the build evaluated itself), how to load it (datasets,
+MTEB, BEIR, mlcroissant), dropped items, sources and
 licences, citation, build.
 """
 from __future__ import annotations
@@ -94,6 +95,42 @@ def _provenance(manifest: dict) -> list[str]:
     return lines + [""]
 
 
+PIVOT_PROVENANCE = ("native", "terminology", "human-translated")
+
+
+def _pivot_cell(cells: dict) -> str | None:
+    """The first cell (xqa, evidence, cd; then by name) whose pivot control has test queries."""
+    for task in ("xqa", "evidence", "cd"):
+        for cell, c in sorted(cells.items()):
+            p = c.get("pivots") or {}
+            if cell.startswith(task + "/") and p.get("queries", 0) - p.get("dev_queries", 0) > 0:
+                return cell
+    return None
+
+
+def _pivots(manifest: dict) -> list[str]:
+    lines = ["## Pivot controls", "",
+             "A pivot control asks a non-English cell's own items again in English (each query's `pivot_text`), with the "
+             "same ids, the same qrels and the same corpus. Pivot minus native is then the language gap on identical "
+             "information needs; comparing an English cell with another language's cell mixes language with the "
+             "difference between their items.", "",
+             "Each is its own subset: `pivot-queries.jsonl` and `pivot-qrels/<split>.tsv` in the cell's folder (BEIR: "
+             "`GenericDataLoader(data_folder=cell, prefix=\"pivot\")`), the `datasets` configs "
+             "`<task>-<lang>-pivot-corpus`, `-pivot-queries`, `-pivot-qrels` (and `cd-<lang>-pivot-top_ranked`), and the "
+             "MTEB subset `<task>-<lang>-pivot`. The English comes from the item's own English source text (`native`), "
+             "the vocabulary's English name of the concept (`terminology`, cd) or the source's own English translation "
+             "of its item (`human-translated`). English cells have none: their queries are in English.", "",
+             "| cell | pivot queries / queries | " + " | ".join(PIVOT_PROVENANCE) + " | no pivot because |",
+             "|---" * (3 + len(PIVOT_PROVENANCE)) + "|"]
+    for cell, c in sorted(manifest["cells"].items()):
+        p = c.get("pivots")
+        if p is None:
+            continue
+        lines.append(f"| {cell} | {p['queries']} / {p['of']} | " + " | ".join(str(p["provenance"].get(k, 0)) for k in PIVOT_PROVENANCE)
+                     + f" | {p.get('reason') or '-'} |")
+    return lines + [""]
+
+
 def _tiers(sims: dict[str, list[float]], distractors: int) -> list[str]:
     lines = ["## Confusion-set tiers (cd)", "",
              f"Each cd query names a target concept; its candidates are the target and {distractors} distractors at one tier: "
@@ -118,6 +155,14 @@ def loading_snippets(version: str, cells: dict) -> dict[str, str]:
     cell = _example_cell(cells, ("xqa", "evidence", "cd")) or "xqa/en"
     cd = _example_cell(cells, ("cd",)) or "cd/en"
     name, cd_name = cell.replace("/", "-"), cd.replace("/", "-")
+    pivot = _pivot_cell(cells)
+    datasets_pivot = beir_pivot = ""
+    if pivot is not None:
+        datasets_pivot = (f'\npivot = load_dataset(release, "{pivot.replace("/", "-")}-pivot-queries", split="test")'
+                          f'  # {pivot}\'s items asked in English\nprint(len(pivot), pivot[0]["lang"])')
+        beir_pivot = (f'\n\n# the pivot control: {pivot}\'s items asked in English, with their qrels\n'
+                      f'corpus, queries, qrels = GenericDataLoader(data_folder="{release}/{pivot}", prefix="pivot").load(split="test")'
+                      f'\nprint(len(corpus), len(queries), len(qrels))')
     return {
         "datasets": f'''from datasets import load_dataset
 
@@ -126,11 +171,11 @@ corpus = load_dataset(release, "{name}-corpus", split="test")
 queries = load_dataset(release, "{name}-queries", split="test")
 qrels = load_dataset(release, "{name}-qrels", split="test")
 candidates = load_dataset(release, "{cd_name}-top_ranked", split="test")  # cd: each query's confusion set
-print(len(corpus), len(queries), len(qrels), candidates[0]["corpus-ids"])''',
+print(len(corpus), len(queries), len(qrels), candidates[0]["corpus-ids"])''' + datasets_pivot,
         "mteb": f'''import mteb
 from sentence_transformers import SentenceTransformer
 
-from tasks.loaders.mteb_tasks import release_tasks  # ships with the mmedbench builder
+from mmedbench.mteb import release_tasks  # ships with the mmedbench builder
 
 model = SentenceTransformer("intfloat/multilingual-e5-small")  # any embedding model
 tasks = release_tasks("{release}")  # MMedBenchIR-xqa, MMedBenchIR-cd (reranking), MMedBenchIR-evidence
@@ -141,7 +186,7 @@ for task_result in results.task_results:
         "beir": f'''from beir.datasets.data_loader import GenericDataLoader
 
 corpus, queries, qrels = GenericDataLoader(data_folder="{release}/{cell}").load(split="test")
-print(len(corpus), len(queries), len(qrels))''',
+print(len(corpus), len(queries), len(qrels))''' + beir_pivot,
     }
 
 
@@ -150,14 +195,16 @@ def _loading(manifest: dict) -> list[str]:
     return ["## Loading", "",
             "Every cell is a BEIR folder, and every cell is also `datasets` configs in the layout MTEB's retrieval "
             "loader reads: `<task>-<lang>-corpus`, `<task>-<lang>-queries`, `<task>-<lang>-qrels` "
-            "(splits `test`, and `dev` where configured) and, for cd, `cd-<lang>-top_ranked` (each query's candidates). "
+            "(splits `test`, and `dev` where configured) and, for cd, `cd-<lang>-top_ranked` (each query's candidates); "
+            "a pivot control has the same four with `-pivot` after the cell (`<task>-<lang>-pivot-queries`, ...). "
             "A cell or split without rows has no config: `datasets` cannot load an empty split.", "",
             "With `datasets`:", "", "```python", s["datasets"], "```", "",
-            "With MTEB (one evaluation subset per cell; cd is scored as reranking of each query's confusion set):", "",
+            "With MTEB (one evaluation subset per cell, `<task>-<lang>`, and one per pivot control, `<task>-<lang>-pivot`; "
+            "cd is scored as reranking of each query's confusion set):", "",
             "```python", s["mteb"], "```", "",
             "With BEIR:", "", "```python", s["beir"], "```", "",
             "With mlcroissant, from `croissant.json` (Croissant 1.1 with the responsible-AI fields; record sets "
-            "`<task>-<lang>-corpus`, `-queries`, `-qrels` and `cd-confusion-sets`): " f"`{s['croissant']}`", ""]
+            "`<task>-<lang>-corpus`, `-queries`, `-qrels`, `<task>-<lang>-pivot-queries` and `cd-confusion-sets`): " f"`{s['croissant']}`", ""]
 
 
 def _dropped(report: dict) -> list[str]:
@@ -216,6 +263,7 @@ def write_card(manifest: dict, report: dict, out_dir: Path) -> None:
               "`mmedbench audit` re-checks this and every other property from this folder alone.", ""]
     lines += _cells(manifest)
     lines += _provenance(manifest)
+    lines += _pivots(manifest)
     lines += _tiers(sims, cfg["tasks"]["cd"]["distractors"])
     results = out_dir / "evaluation" / "results.json"
     if results.exists():  # `build --evaluate`: scored from this very folder, before the card

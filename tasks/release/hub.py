@@ -7,6 +7,14 @@ For every cell `<task>/<lang>` the card declares
     <task>-<lang>-qrels       qrels/<split>.parquet                query-id, corpus-id, score
     cd-<lang>-top_ranked      top_ranked/<split>.parquet           query-id, corpus-ids (the set's target + distractors)
 
+and, for a non-English cell with pivots (pivot-queries.jsonl: its queries asked in English, same
+ids), the pivot control as a subset of its own, `<task>-<lang>-pivot`:
+
+    <task>-<lang>-pivot-corpus      corpus.parquet                 the cell's corpus
+    <task>-<lang>-pivot-queries     pivot-queries/<split>.parquet  the same columns as the queries
+    <task>-<lang>-pivot-qrels       pivot-qrels/<split>.parquet    the cell's qrels of the pivot queries
+    cd-<lang>-pivot-top_ranked      pivot-top_ranked/<split>.parquet
+
 with splits `test`, and `dev` where the cell has `qrels/dev.tsv`. These per-split files are
 derived from the cell's BEIR files (queries.jsonl, qrels/<split>.tsv) and the confusion sets,
 so they can be (re)made for any cell folder, including one carried over from an older
@@ -32,6 +40,8 @@ QUERY_SCHEMA = pa.schema([("_id", pa.string()), ("text", pa.string()), ("lang", 
 QREL_SCHEMA = pa.schema([("query-id", pa.string()), ("corpus-id", pa.string()), ("score", pa.int64())])
 TOP_RANKED_SCHEMA = pa.schema([("query-id", pa.string()), ("corpus-ids", pa.list_(pa.string()))])
 KINDS = ("corpus", "queries", "qrels", "top_ranked")
+PIVOT_KINDS = ("pivot-corpus", "pivot-queries", "pivot-qrels", "pivot-top_ranked")
+PIVOT_QUERIES = "pivot-queries.jsonl"  # tasks/release/writers.py writes it and pivot-qrels/<split>.tsv
 
 
 def cell_splits(cell_dir: Path) -> list[str]:
@@ -39,13 +49,22 @@ def cell_splits(cell_dir: Path) -> list[str]:
     return [s for s in SPLITS if (Path(cell_dir) / "qrels" / f"{s}.tsv").exists()]
 
 
-def split_files(task: str, splits: list[str]) -> dict[str, dict[str, str]]:
-    """kind -> split -> path inside the cell folder."""
+def has_pivots(cell_dir: Path) -> bool:
+    return (Path(cell_dir) / PIVOT_QUERIES).exists()
+
+
+def split_files(task: str, splits: list[str], pivots: bool = False) -> dict[str, dict[str, str]]:
+    """kind -> split -> path inside the cell folder (with `pivots`, the pivot subset's too)."""
     out = {"corpus": {s: "corpus.parquet" for s in splits},
            "queries": {s: f"queries/{s}.parquet" for s in splits},
            "qrels": {s: f"qrels/{s}.parquet" for s in splits}}
     if task == "cd":
         out["top_ranked"] = {s: f"top_ranked/{s}.parquet" for s in splits}
+    if pivots:
+        out["pivot-corpus"] = dict(out["corpus"])
+        for kind in ("queries", "qrels", "top_ranked"):
+            if kind in out:
+                out[f"pivot-{kind}"] = {s: f"pivot-{p}" for s, p in out[kind].items()}
     return out
 
 
@@ -55,22 +74,27 @@ def _jsonl(path: Path) -> list[dict]:
 
 
 def write_split_files(cell_dir: Path, task: str, confusion_sets: list[dict]) -> list[str]:
-    """Write a cell's per-split queries, qrels and (cd) top_ranked files; return its splits."""
+    """Write a cell's per-split queries, qrels and (cd) top_ranked files, and those of its pivot
+    subset when it has one (pivot-queries.jsonl, pivot-qrels/<split>.tsv); return its splits."""
     cell_dir = Path(cell_dir)
     splits = cell_splits(cell_dir)
-    queries = _jsonl(cell_dir / "queries.jsonl")
     candidates = {s["set_id"]: sorted({s["target_cui"], *s["distractor_cuis"]}) for s in confusion_sets}
-    for split in splits:
-        rows = [{k: q.get(k) for k in QUERY_SCHEMA.names} for q in queries if q["split"] == split]
-        write_parquet(pa.Table.from_pylist(rows, schema=QUERY_SCHEMA), cell_dir / "queries" / f"{split}.parquet")
-        lines = (cell_dir / "qrels" / f"{split}.tsv").read_text(encoding="utf-8").splitlines()[1:]
-        qrels = [line.split("\t") for line in lines if line]
-        write_parquet(pa.table({"query-id": [q[0] for q in qrels], "corpus-id": [q[1] for q in qrels],
-                                "score": pa.array([int(q[2]) for q in qrels], pa.int64())}, schema=QREL_SCHEMA),
-                      cell_dir / "qrels" / f"{split}.parquet")
-        if task == "cd":
-            ranked = [{"query-id": r["_id"], "corpus-ids": candidates[r["_id"]]} for r in rows]
-            write_parquet(pa.Table.from_pylist(ranked, schema=TOP_RANKED_SCHEMA), cell_dir / "top_ranked" / f"{split}.parquet")
+    subsets = [("", "queries.jsonl", "qrels")]
+    if has_pivots(cell_dir):
+        subsets.append(("pivot-", PIVOT_QUERIES, "pivot-qrels"))
+    for prefix, query_file, qrels_folder in subsets:
+        queries = _jsonl(cell_dir / query_file)
+        for split in splits:
+            rows = [{k: q.get(k) for k in QUERY_SCHEMA.names} for q in queries if q["split"] == split]
+            write_parquet(pa.Table.from_pylist(rows, schema=QUERY_SCHEMA), cell_dir / f"{prefix}queries" / f"{split}.parquet")
+            lines = (cell_dir / qrels_folder / f"{split}.tsv").read_text(encoding="utf-8").splitlines()[1:]
+            qrels = [line.split("\t") for line in lines if line]
+            write_parquet(pa.table({"query-id": [q[0] for q in qrels], "corpus-id": [q[1] for q in qrels],
+                                    "score": pa.array([int(q[2]) for q in qrels], pa.int64())}, schema=QREL_SCHEMA),
+                          cell_dir / qrels_folder / f"{split}.parquet")
+            if task == "cd":
+                ranked = [{"query-id": r["_id"], "corpus-ids": candidates[r["_id"]]} for r in rows]
+                write_parquet(pa.Table.from_pylist(ranked, schema=TOP_RANKED_SCHEMA), cell_dir / f"{prefix}top_ranked" / f"{split}.parquet")
     return splits
 
 
@@ -78,10 +102,17 @@ def loadable_files(cell_dir: Path, task: str) -> dict[str, dict[str, str]]:
     """kind -> split -> path of a cell's per-split files that have rows (what `datasets` can load)."""
     cell_dir = Path(cell_dir)
     out: dict[str, dict[str, str]] = {}
-    for kind, by_split in split_files(task, cell_splits(cell_dir)).items():
+    for kind, by_split in split_files(task, cell_splits(cell_dir), has_pivots(cell_dir)).items():
         rows = {s: p for s, p in by_split.items() if (cell_dir / p).exists() and pq.ParquetFile(cell_dir / p).metadata.num_rows > 0}
         if rows:
             out[kind] = rows
+    # the pivot subset loads in the splits where it has queries (its corpus is the cell's)
+    asked = out.get("pivot-queries", {})
+    for kind in PIVOT_KINDS:
+        if kind in out:
+            out[kind] = {s: p for s, p in out[kind].items() if s in asked}
+            if not out[kind]:
+                del out[kind]
     return out
 
 
@@ -90,7 +121,7 @@ def hub_configs(cells: dict[str, dict[str, dict[str, str]]]) -> list[dict]:
     configs = []
     for cell in sorted(cells):
         task, lang = cell.split("/")
-        for kind in KINDS:
+        for kind in KINDS + PIVOT_KINDS:
             by_split = cells[cell].get(kind)
             if by_split:
                 configs.append({"config_name": f"{task}-{lang}-{kind}",

@@ -31,8 +31,9 @@ from common.testhooks import hold
 from tasks.audit.stage import audit_release, report_markdown
 from tasks.release.card import write_card
 from tasks.release.croissant import write_croissant
-from tasks.release.hub import cell_splits, split_files, write_split_files
-from tasks.release.writers import file_entries, write_build_report, write_cells, write_confusion_sets
+from tasks.release.hub import cell_splits, has_pivots, split_files, write_split_files
+from tasks.release.writers import (file_entries, item_languages, pivot_count, write_build_report, write_cells,
+                                   write_confusion_sets, write_pivot_files)
 from umls.rrf import read_rrf_table
 
 
@@ -113,17 +114,29 @@ def _merge_base(base: Path, tmp: Path, new_languages: list[str], counts: dict) -
             "unchanged_cells": sorted(base_manifest["cells"])}
 
 
-def _write_split_files(tmp: Path, counts: dict, carried: set[str]) -> None:
+def _write_split_files(tmp: Path, counts: dict, carried: set[str], item_langs: dict[str, str] | None = None) -> None:
     """Per-split parquet files of every cell (the card's `datasets` configs). A cell carried over
-    from a base release keeps its files; only a base made before they existed gets them added."""
+    from a base release keeps its files; only a base made before they existed gets them added
+    (and its pivot control, made from its queries as a new cell's is: `item_langs`)."""
     sets = [json.loads(l) for l in (tmp / "cd" / "confusion_sets.jsonl").read_text(encoding="utf-8").splitlines() if l]
     for cell in sorted(counts):
-        task = cell.split("/")[0]
+        task, lang = cell.split("/")
         d = tmp / cell
         if cell in carried:
-            if all((d / p).exists() for by_split in split_files(task, cell_splits(d)).values() for p in by_split.values()):
+            if not has_pivots(d):  # none, or a base from before pivot controls
+                write_pivot_files(d, task, lang, item_langs or {})
+            if all((d / p).exists() for by_split in split_files(task, cell_splits(d), has_pivots(d)).values() for p in by_split.values()):
                 continue
-        write_split_files(d, task, [s for s in sets if s["lang"] == cell.split("/")[1]])
+        write_split_files(d, task, [s for s in sets if s["lang"] == lang])
+
+
+def _add_pivot_counts(tmp: Path, counts: dict) -> None:
+    """Each non-English cell's `pivots` block, counted from its files (a carried cell's too)."""
+    for cell in counts:
+        block = pivot_count(tmp / cell, cell.split("/")[1])
+        counts[cell].pop("pivots", None)
+        if block is not None:
+            counts[cell]["pivots"] = block
 
 
 def _published(final: Path, build_id: str) -> dict | None:
@@ -249,7 +262,8 @@ def _write_and_publish(loaded: LoadedConfig, inputs: dict[str, Path], vocab: dic
             shutil.rmtree(tmp)
             return {"release": str(final), "status": "unchanged", "cells": published["cells"], "audit_passed": True}
         languages = new_languages if base is not None else cfg.languages
-        counts = write_cells(alloc["assignments"], src["corpora"], vocab, languages, cfg.splits.dev_fraction, tmp)
+        item_langs = item_languages(src["shards"])
+        counts = write_cells(alloc["assignments"], src["corpora"], vocab, languages, cfg.splits.dev_fraction, tmp, item_langs)
         changes = _merge_base(base, tmp, languages, counts) if base is not None else None
         quotas = {"xqa": cfg.tasks.xqa.quota, "evidence": cfg.tasks.evidence.quota, "cd": cfg.tasks.cd.quota}
         report = write_build_report(alloc["dropped"], alloc["gates"], counts, quotas, tmp)
@@ -263,7 +277,8 @@ def _write_and_publish(loaded: LoadedConfig, inputs: dict[str, Path], vocab: dic
         hold("release:written")  # tests only: stop with the cells written and nothing published
         for cell in counts:
             counts[cell]["realization"] = _realization_note(cell, counts, quotas[cell.split("/")[0]])
-        _write_split_files(tmp, counts, carried=set(changes["unchanged_cells"]) if changes else set())
+        _write_split_files(tmp, counts, carried=set(changes["unchanged_cells"]) if changes else set(), item_langs=item_langs)
+        _add_pivot_counts(tmp, counts)
         manifest = {
             "version": version, "build_id": build_id, "code_version": cv, "config": config_dump, "inputs": input_hashes,
             "languages": {l.code: l.model_dump(mode="json") for l in loaded.languages},

@@ -13,12 +13,17 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from common.errors import InputError
 from common.jsonio import atomic_write, dumps, file_digest
 from schemas.records import TASKS
 from tasks.allocation.concept_entries import concept_entry, entry_parts
+from tasks.release.hub import PIVOT_QUERIES  # a non-English cell's queries asked in English (BEIR query file)
 from common.parquet import rows as table_rows, write_parquet
 
 UNHASHED = {"manifest.json", "audit_report.json", "audit_report.md"}
+PIVOT_QRELS = "pivot-qrels"  # their qrels per split: BEIR's GenericDataLoader(cell, prefix="pivot")
+QUERY_COLUMNS = pa.schema([("_id", pa.string()), ("text", pa.string()), ("lang", pa.string()), ("cuis", pa.list_(pa.string())),
+                           ("pivot_text", pa.string()), ("provenance", pa.string()), ("split", pa.string())])
 
 
 def split_of(item_id: str, dev_fraction: float) -> str:
@@ -43,8 +48,9 @@ def _write_qrels(path: Path, rows: list[tuple[str, str, int]]) -> None:
 
 
 def write_cells(assignments: str, corpora: dict[str, str], vocab: dict[str, str], languages: list[str],
-                dev_fraction: float, out_dir: Path) -> dict[str, dict]:
-    """Write every cell; return per-cell counts."""
+                dev_fraction: float, out_dir: Path, item_langs: dict[str, str] | None = None) -> dict[str, dict]:
+    """Write every cell; return per-cell counts. `item_langs`: each source item's language
+    (`item_languages`), which says where a translated query's English pivot comes from."""
     rows = table_rows(pq.read_table(assignments))
     by_cell: dict[tuple[str, str], list[dict]] = defaultdict(list)
     for r in rows:
@@ -81,12 +87,11 @@ def write_cells(assignments: str, corpora: dict[str, str], vocab: dict[str, str]
             if dev_fraction > 0:
                 _write_qrels(d / "qrels" / "dev.tsv", [q for q in qrels if split[q[0]] == "dev"])
             write_parquet(pa.Table.from_pylist(docs, schema=pa.schema([("_id", pa.string()), ("title", pa.string()), ("text", pa.string())])), d / "corpus.parquet")
-            write_parquet(pa.Table.from_pylist(queries, schema=pa.schema([
-                ("_id", pa.string()), ("text", pa.string()), ("lang", pa.string()), ("cuis", pa.list_(pa.string())),
-                ("pivot_text", pa.string()), ("provenance", pa.string()), ("split", pa.string())])), d / "queries.parquet")
+            write_parquet(pa.Table.from_pylist(queries, schema=QUERY_COLUMNS), d / "queries.parquet")
             write_parquet(pa.table({"query-id": [q[0] for q in qrels], "corpus-id": [q[1] for q in qrels],
                                     "score": pa.array([q[2] for q in qrels], pa.int32()),
                                     "split": [split[q[0]] for q in qrels]}), d / "qrels.parquet")
+            write_pivot_files(d, task, lang, item_langs or {})
             counts[f"{task}/{lang}"] = {
                 "queries": len(queries), "documents": len(docs), "qrels": len(qrels),
                 "dev_queries": sum(1 for q in queries if q["split"] == "dev"),
@@ -94,6 +99,99 @@ def write_cells(assignments: str, corpora: dict[str, str], vocab: dict[str, str]
             }
     write_confusion_sets(confusion, out_dir / "cd")
     return counts
+
+
+def item_languages(shards: list[str]) -> dict[str, str]:
+    """Source item id -> the language it was written in, from the sources stage's item shards."""
+    out: dict[str, str] = {}
+    for shard in shards:
+        t = pq.read_table(shard, columns=["id", "lang"])
+        out.update(zip(t["id"].to_pylist(), t["lang"].to_pylist()))
+    return out
+
+
+def pivot_provenance(task: str, query: dict, cell_lang: str, item_langs: dict[str, str]) -> str | None:
+    """Where a non-English query's English pivot comes from.
+
+    cd: the target concept's English name in the vocabulary (`terminology`). xqa, evidence:
+    the English text the item came with. An item written in English (PubMedQA) is its own
+    pivot (`native`), the cell's query being its translation; a non-English item's English
+    text is its source's own translation (IgakuQA's *_translate.jsonl, a sample-jsonl `pivot`,
+    mmedbench-jsonl `question_en`, a beir query's `pivot_text`): `human-translated`, as the
+    build already labels that text when it places such an item in an English cell. A query
+    native to its cell is its item, so its item's language is the cell's."""
+    if task == "cd":
+        return "terminology"
+    item_lang = cell_lang if query["provenance"] == "native" else item_langs.get(query["_id"])
+    if item_lang is None:
+        return None  # a translated query whose item is not in the build's sources
+    return "native" if item_lang == "en" else "human-translated"
+
+
+def pivot_rows(queries: list[dict], task: str, lang: str, item_langs: dict[str, str], where: Path | str = "queries.jsonl") -> list[dict]:
+    """A non-English cell's pivot queries: every query with an English pivot, asked in English
+    under its own id and split (so the cell's qrels apply unchanged), sorted by id. An English
+    cell has none: its queries are English already. `where`: the queries' file, for the error."""
+    if lang == "en":
+        return []
+    rows = []
+    for line, q in enumerate(queries, start=1):
+        if not q.get("pivot_text"):
+            continue
+        provenance = pivot_provenance(task, q, lang, item_langs)
+        if provenance is None:
+            raise InputError(where, f"query {q['_id']!r} is translated, and its item is not in this build's sources: "
+                                    f"where its English pivot comes from is unknown", line=line, field="pivot_text")
+        rows.append({"_id": q["_id"], "text": q["pivot_text"], "lang": "en", "cuis": q["cuis"], "pivot_text": None,
+                     "provenance": provenance, "split": q["split"]})
+    return sorted(rows, key=lambda r: r["_id"])
+
+
+def _read_jsonl(path: Path) -> list[dict]:
+    with path.open(encoding="utf-8") as fh:
+        return [json.loads(line) for line in fh if line.strip()]
+
+
+def _read_qrels(path: Path) -> list[list[str]]:
+    lines = path.read_text(encoding="utf-8").splitlines()[1:]
+    return [line.split("\t") for line in lines if line]
+
+
+def write_pivot_files(cell_dir: Path, task: str, lang: str, item_langs: dict[str, str]) -> int:
+    """A cell's pivot control, derived from its BEIR files: pivot-queries.jsonl (+ .parquet) and
+    pivot-qrels/<split>.tsv, the cell's qrels of those queries (BEIR's loader wants every qrel's
+    query in the query file). Nothing is written for a cell without pivots. Returns the rows."""
+    cell_dir = Path(cell_dir)
+    rows = pivot_rows(_read_jsonl(cell_dir / "queries.jsonl"), task, lang, item_langs, cell_dir / "queries.jsonl")
+    if not rows:
+        return 0
+    _write_jsonl(cell_dir / PIVOT_QUERIES, rows)
+    write_parquet(pa.Table.from_pylist(rows, schema=QUERY_COLUMNS), cell_dir / PIVOT_QUERIES.replace(".jsonl", ".parquet"))
+    ids = {r["_id"] for r in rows}
+    for path in sorted((cell_dir / "qrels").glob("*.tsv")):
+        _write_qrels(cell_dir / PIVOT_QRELS / path.name, [(q, d, int(s)) for q, d, s in _read_qrels(path) if q in ids])
+    return len(rows)
+
+
+def pivot_count(cell_dir: Path, lang: str) -> dict | None:
+    """A cell's manifest `pivots` block, from its files (None for an English cell): how many
+    of its queries are asked again in English, where that English comes from, and why the
+    others are not."""
+    if lang == "en":
+        return None
+    cell_dir = Path(cell_dir)
+    queries = _read_jsonl(cell_dir / "queries.jsonl")
+    pivots = _read_jsonl(cell_dir / PIVOT_QUERIES) if (cell_dir / PIVOT_QUERIES).exists() else []
+    missing = sorted(q["_id"] for q in queries if not q.get("pivot_text"))
+    reason = None
+    if not queries:
+        reason = "the cell has no query"
+    elif missing:
+        sources = ", ".join(sorted({f"{i.split('-')[0]}-*" for i in missing}))
+        reason = (f"{len(missing)} of {len(queries)} queries have no English text: their source items ({sources}) come "
+                  f"without one, and the translation memory translates from English only")
+    return {"queries": len(pivots), "of": len(queries), "dev_queries": sum(1 for r in pivots if r["split"] == "dev"),
+            "provenance": dict(sorted(Counter(r["provenance"] for r in pivots).items())), "reason": reason}
 
 
 def _item_documents(task: str, rows: list[dict], passages: list[dict], entries: dict) -> list[dict]:
