@@ -58,8 +58,8 @@ MODULES: dict[str, list[str]] = {
     "umls/rrf.py": ["tests/test_mutants.py#RRF reader", "tests/test_rrf.py", "tests/test_fuzz_readers.py::test_rrf_reader_fuzz"],
     # the confusion sets: the tier rules, and the lexicon, hierarchy and name similarity they
     # read; confusion.py itself is the runtime (lazy, memoised, forked workers)
-    "tasks/allocation/tiers.py": ["tests/test_mutants.py#confusion sets", "tests/test_confusion_tiers.py",
-                                  "-k", "not sample_vocabulary"],
+    "tasks/allocation/tiers.py": ["tests/test_tier_rules.py", "tests/test_mutants.py#confusion sets",
+                                  "tests/test_confusion_tiers.py", "-k", "not sample_vocabulary"],
     "tasks/allocation/lexicon.py": ["tests/test_mutants.py#confusion sets", "tests/test_confusion_tiers.py",
                                     "tests/test_allocation_columnar.py", "tests/test_index_entries.py", "-k", "not sample_vocabulary"],
     "tasks/allocation/hierarchy.py": ["tests/test_confusion_tiers.py", "tests/test_allocation_columnar.py", "-k", "not sample_vocabulary"],
@@ -140,6 +140,14 @@ EQUIVALENT: dict[tuple, str] = {
         "a full window would add pool[:min(start, 0)], nothing",
     ("tasks/allocation/tiers.py", 'return [TIERS[(i + j) % 3] for j in range(3)] if one_tier_per_target else ["hard", "medium", "easy"]',
      "3 -> 4", 46, 47): "a fourth try repeats the first tier, which already failed for this target (memoised None)",
+    ("tasks/allocation/tiers.py", "if m <= 0 or not items:", "<= -> <"):
+        "with m = 0 and items the cut takes every item and near[:0] is empty: [] either way",
+    ("tasks/allocation/tiers.py", "entry_of = np.array([lexicon.entry_index(c) if c in concepts and c not in excluded else -1 for c in hierarchy.cuis],",
+     "1 -> 2"): "entry_of is only ever compared with >= 0: -1 and -2 both mean no entry",
+    ("tasks/allocation/tiers.py", "close = lexicon.covering(cui, [c for c in sorted(pool) if c not in hard], HARD_MIN_COVERAGE)", "sorted(x) -> x"):
+        "covering keeps its input order, and close is then sorted by (coverage, similarity, CUI), a total order",
+    ("tasks/allocation/tiers.py", "return tuple(sorted([*confusers[:n], *others[: k - n]]))", "- -> +"):
+        "others holds k - n concepts already (first_sorted cut it): others[:k + n] is others",
     ("tasks/allocation/tiers.py", 'start = int(target_order(pools.seed, cui)("pool")[:12], 16) % max(1, len(pool))', "1 -> 2"):
         "differs only for a type of one concept, the target itself, whose window is empty either way",
     ("tasks/allocation/allocator.py", "return self.filled[cell] / max(1, self.quotas.get(cell, 0))", "1 -> 2"):

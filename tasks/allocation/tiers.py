@@ -65,9 +65,9 @@ def first_sorted(items: list, keys: list, tiebreak, m: int) -> list:
     """`sorted(items, key=lambda x: (its key, tiebreak(x)))[:m]`, calling `tiebreak` (a hash)
     only for the items that can be among the first m: those whose key is at most the m-th
     smallest."""
-    if m <= 0:
+    if m <= 0 or not items:
         return []
-    cut = sorted(keys)[m - 1]
+    cut = sorted(keys)[min(m, len(keys)) - 1]
     near = [(key, tiebreak(x), x) for x, key in zip(items, keys) if key <= cut]
     near.sort(key=lambda e: (e[0], e[1]))  # stable, as the full sort is
     return [x for _, _, x in near[:m]]
