@@ -22,6 +22,7 @@ from tests.conftest import ROOT, require_shared
 from tests.test_obo_vocabulary import PREFERRED_EN, write_data
 from umls.code_names import add_code_names, normalize_code, own_code
 from umls.configured import build_configured_vocabulary
+from umls.obo_vocabulary import build_obo_vocabulary
 
 # ICD10CM xrefs added to the invented DO (tests/test_obo_vocabulary.py): DOID:101's concept is
 # C9000001 (its lowest CUI), DOID:100's C9000100, DOID:103's C9000103, DOID:104 has no CUI in
@@ -210,3 +211,15 @@ def test_real_russian_icd10_through_do(tmp_path):
     # J45 names three DO terms (asthma, allergic asthma, intrinsic asthma): ambiguous, dropped
     assert "C0004096" not in names
     assert not any(n.startswith(("Другие", "Прочие")) for ns in names.values() for n in ns)
+
+
+def test_a_malformed_cui_makes_no_concept(tmp_path):
+    """hp.obo has "UMLS:0189573" (no leading C): a concept under it would fail the release's
+    schema wherever it landed, so the term has no CUI and no concept."""
+    data = write_data(tmp_path / "data")
+    with (data / "hpo" / "hp.obo").open("a", encoding="utf-8") as fh:
+        fh.write("\n[Term]\nid: HP:0034420\nname: History of an invented procedure\nis_a: HP:0000118\nxref: UMLS:0189573\n")
+    paths = build_obo_vocabulary(data, tmp_path / "out", {"ENG": "en"}, PREFERRED_EN)
+    cuis = pq.read_table(paths["concepts"], columns=["cui"])["cui"].to_pylist()
+    assert "0189573" not in cuis and "C9000001" in cuis
+    assert all(c.startswith("C") and len(c) == 8 for c in cuis)

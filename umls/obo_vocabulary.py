@@ -181,6 +181,15 @@ def _sty(term_id: str, name: str, ancestors: frozenset[str]) -> str:
     return ds._sty_for(term_id, name, set(ancestors))
 
 
+_CUI = re.compile(r"C\d{7}")
+
+
+def _valid_cuis(cuis: Iterable[str]) -> list[str]:
+    """The well-formed CUIs, sorted: hp.obo 2025-01-16 has "UMLS:0189573" (HP:0034420, its
+    only one), which a release's schema rejects wherever it lands (a cd distractor)."""
+    return sorted(c for c in cuis if _CUI.fullmatch(c))
+
+
 def _parse_roots(roots: str | Iterable[str], data_dir: Path) -> set[str] | None:
     if isinstance(roots, str):
         if roots.strip() == "all":
@@ -297,9 +306,10 @@ def _collect_open(data_dir: Path, roots: str | Iterable[str], languages: Iterabl
     do_all = {**do_terms, **{doid: OboTerm(id=doid, name=do_label.get(doid, "")) for doid in current_only}}
     # a current label that differs from the 2016 name is kept as an English synonym
     do_current = {doid: do_label[doid] for doid, t in do_terms.items() if do_label.get(doid) and do_label[doid] != t.name}
-    ds.add_terms(concepts, id_to_cui, "DO", do_all, {doid: sorted(cuis) for doid, cuis in do_cuis.items()},
+    ds.add_terms(concepts, id_to_cui, "DO", do_all, {doid: _valid_cuis(cuis) for doid, cuis in do_cuis.items()},
                  do_lineage.of, wanted, _sty, also_en=do_current)
-    ds.add_terms(concepts, id_to_cui, "HPO", hp_terms, ds.hpo_cuis(hp_terms), hp_lineage.of, wanted, _sty, translations,
+    hp_cuis = {tid: _valid_cuis(cuis) for tid, cuis in ds.hpo_cuis(hp_terms).items()}
+    ds.add_terms(concepts, id_to_cui, "HPO", hp_terms, hp_cuis, hp_lineage.of, wanted, _sty, translations,
                  translation_sabs=sabs)
 
     # parents: the nearest ancestors that are concepts (bridging terms without a CUI)
