@@ -66,10 +66,11 @@ class CodeNamesConfig(_Model):
     # rows whose `active_column` holds none of `active_values` are not read (withdrawn codes)
     active_column: str | None = None
     active_values: list[str] = ["1"]
-    # regular expressions on a name: a matching row is dropped (residual categories, "Other ...")
-    drop_names_matching: list[str] = []
     # regular expressions removed from a name ("..., unspecified": the rest names the concept)
     strip_from_names: list[str] = []
+    # regular expressions on a name with those cut: a matching row is dropped (residual
+    # categories: "Other ...", "... of other veins")
+    drop_names_matching: list[str] = []
 
     @model_validator(mode="after")
     def _patterns_compile(self):

@@ -38,14 +38,15 @@ ICD_XREFS = [
     ("DOID:999", "no such concept", "ICD10CM:X05"),
 ]
 
-# the made-up layout: `|`-separated, columns clave / descripcion / vigente
+# the made-up layout: `|`-separated, columns clave / descripcion / vigente; the drop pattern
+# sees X04's name after its "not classified elsewhere" phrase is cut, so X04 is kept
 CIE_ES = """clave|descripcion|vigente
 X01|Fiebre brillante, no especificada|S
 X019|Fiebre brillante del adulto|S
 X021|Centelleo tipo 1|S
 X022|Centelleo tipo 2|S
 X03|Tumor chispeante|S
-X04|Enfermedad del órgano imaginario [ficticio]|S
+X04|Enfermedad del órgano imaginario [ficticio], no clasificada en otros capítulos|S
 X05|Enfermedad inexistente|S
 X06|Fiebre retirada|N
 X07|Enfermedad sin referencia|S
@@ -65,8 +66,8 @@ code_column = "clave"
 name_column = "descripcion"
 active_column = "vigente"
 active_values = ["S"]
-drop_names_matching = ['^Otr[oa]s? ']
-strip_from_names = [',?\\s*no especificad[oa]s?', '\\s*\\[[^\\]]*\\]']
+drop_names_matching = ['(?i)\\botr[oa]s?\\b']
+strip_from_names = [',?\\s*no especificad[oa]s?', '\\s*\\[[^\\]]*\\]', ', no clasificad[oa] en otros capítulos']
 """
 
 
@@ -169,7 +170,7 @@ def test_bad_lists_are_one_clear_error(tmp_path, table, extra, expected):
 
 
 def test_bad_configuration_is_one_clear_error_with_exit_2(tmp_path):
-    cfg = write_build(tmp_path, extra=CODE_NAMES_TOML.replace("'^Otr[oa]s? '", "'^Otr[oa'"))
+    cfg = write_build(tmp_path, extra=CODE_NAMES_TOML.replace("'(?i)\\botr[oa]s?\\b'", "'^Otr[oa'"))
     out = subprocess.run([str(Path(sys.executable).with_name("mmedbench")), "ground", "--lang", "es", "--config", str(cfg)],
                          input="x\n", capture_output=True, text=True, cwd=tmp_path)
     assert out.returncode == 2

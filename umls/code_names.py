@@ -15,8 +15,9 @@ Every other row is dropped, counted by reason (the report goes to the build repo
   inactive                    the row's active column is not one of active_values (a withdrawn code)
   empty                       no code or no name
   duplicate_code              a code already read from an earlier row (the first row wins)
-  name_pattern                the name matches drop_names_matching ("Other ...": a residual category
-                              names no single concept)
+  name_pattern                the name, once strip_from_names has cut its qualifiers, matches
+                              drop_names_matching ("Other ...", "... of other veins": a residual
+                              category names no single concept)
   no_xref                     no DO term cross-references the code (chapters, blocks, most 4-character
                               codes)
   no_concept                  the DO terms that do have no concept in this vocabulary (no CUI, or
@@ -116,12 +117,14 @@ def read_code_rows(src: CodeNamesConfig, path: Path, drops: Counter) -> list[tup
                     drops["duplicate_code"] += 1
                     continue
                 seen.add(norm)
-                if any(rx.search(name) for rx in drop):
-                    drops["name_pattern"] += 1
-                    continue
+                # patterns see the name with its qualifiers cut: "других" left in it is a
+                # residual category, not the "classified elsewhere" (NEC) phrase
                 name = clean_name(name, strip)
                 if not name:
                     drops["empty"] += 1
+                    continue
+                if any(rx.search(name) for rx in drop):
+                    drops["name_pattern"] += 1
                     continue
                 out.append((norm, code, name))
     except UnicodeDecodeError as exc:
