@@ -91,7 +91,8 @@ def run_stages(loaded: LoadedConfig, work: str, runs: Counter, targets: list[str
     vocab_f = pt.load_vocabulary.submit(
         rrf_dir=str(loaded.resolve(cfg.vocabulary.path)), lat_to_lang={l.umls_lat: l.code for l in loaded.languages},
         max_srl=cfg.vocabulary.max_srl, preferred_en=loaded.registry["en"].preferred_sources, work_dir=work,
-        format=cfg.vocabulary.format, roots=cfg.vocabulary.roots)
+        format=cfg.vocabulary.format, roots=cfg.vocabulary.roots,
+        code_names=[{**c.model_dump(), "path": str(loaded.resolve(c.path))} for c in cfg.vocabulary.code_names])
     src_f = pt.load_sources.submit(
         sources=[{"format": s.format, "path": str(loaded.resolve(s.path)), "options": s.options} for s in cfg.sources],
         background=[{"task": b.task, "path": str(loaded.resolve(b.path))} for b in cfg.background],

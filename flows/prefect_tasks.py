@@ -80,11 +80,11 @@ def _bytes_under(path: Path) -> int:
 
 
 @stage("load_vocabulary")
-def load_vocabulary(out, *, rrf_dir, lat_to_lang, max_srl, preferred_en, work_dir, format="rrf", roots="all"):
+def load_vocabulary(out, *, rrf_dir, lat_to_lang, max_srl, preferred_en, work_dir, format="rrf", roots="all", code_names=()):
     from common.workers import run_isolated
     from umls.configured import build_configured_vocabulary
 
-    args = (format, Path(rrf_dir), out, lat_to_lang, max_srl, preferred_en, roots)
+    args = (format, Path(rrf_dir), out, lat_to_lang, max_srl, preferred_en, roots, list(code_names))
     if _bytes_under(Path(rrf_dir)) >= ISOLATE_VOCABULARY_BYTES:
         return run_isolated(build_configured_vocabulary, *args)
     return build_configured_vocabulary(*args)

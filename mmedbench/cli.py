@@ -265,12 +265,14 @@ def ground(
         lat = {loaded.registry[c].umls_lat: c for c in codes}
         work = loaded.resolve(cfg.work_dir)
         # the same reader as the build, for either format (rrf, obo)
+        code_names = [{**c.model_dump(), "path": str(loaded.resolve(c.path))} for c in v.code_names]
         key = content_key("ground-cli-vocab", {"format": v.format, "lat": lat, "srl": v.max_srl, "roots": v.roots,
-                                               "files": {p.relative_to(vpath).as_posix(): str(p) for p in vocabulary_files(v.format, vpath)}})
+                                               "files": {p.relative_to(vpath).as_posix(): str(p) for p in vocabulary_files(v.format, vpath)},
+                                               **({"code_names": code_names} if code_names else {})})
         vdir = work / "ground-cli" / key[:16]
         if not is_complete(vdir):  # never a folder a killed run left half-written
             mark_complete(vdir, build_configured_vocabulary(v.format, vpath, vdir, lat, v.max_srl,
-                                                            loaded.registry["en"].preferred_sources, v.roots))
+                                                            loaded.registry["en"].preferred_sources, v.roots, code_names))
         g = Grounder(vdir / "atoms.parquet", loaded.registry[lang], work / "indexes", cfg.grounding.quickumls_threshold, cfg.grounding.quickumls_window)
     except InputError as exc:
         _fail(str(exc))

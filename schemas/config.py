@@ -36,6 +36,10 @@ class Language(_Model):
     stopwords: str = ""
     all_han_ok: bool = False
     forbid_scripts: list[str] = []
+    # how the word matcher reduces inflected words before comparing them with vocabulary names:
+    # unset keeps the grounder's default (NLTK Snowball where NLTK has one); "pymorphy3" (Russian,
+    # Ukrainian: dictionary lemmas), "snowball", or "none" (exact word forms only). docs/grounding.md
+    morphology: Literal["pymorphy3", "snowball", "none"] | None = None
     # optional grounding overrides; unset means the grounder's tuned default for the language
     quickumls_threshold: float | None = Field(None, gt=0, le=1)
     quickumls_window: int | None = Field(None, ge=1, le=12)
@@ -44,11 +48,53 @@ class Language(_Model):
     ground_negation: bool | None = None
 
 
+class CodeNamesConfig(_Model):
+    """A list of concept names keyed by a code system (a national ICD-10 edition), reaching CUIs
+    through Disease Ontology's xrefs to that code system (umls/code_names.py; README, "Adding a
+    language")."""
+
+    path: str  # the delimited text file, relative to the config
+    lang: LangCode  # registry code of its names
+    code_system: Literal["ICD10CM", "ICD9CM"]  # the DO xref prefix its codes map through
+    sab: str = Field(pattern=r"^[A-Z][A-Z0-9_]{1,19}$")  # the SAB its atoms carry
+    srl: int = Field(0, ge=0, le=9)  # its source restriction level (manifest, max_srl)
+    licence: LicenceId  # as the Hub names it (the dataset card's licence table)
+    delimiter: str = Field(",", min_length=1, max_length=1)
+    encoding: Literal["utf-8", "utf-8-sig", "cp1251", "latin-1"] = "utf-8"
+    code_column: str = Field(min_length=1)
+    name_column: str = Field(min_length=1)
+    # rows whose `active_column` holds none of `active_values` are not read (withdrawn codes)
+    active_column: str | None = None
+    active_values: list[str] = ["1"]
+    # regular expressions removed from a name ("..., unspecified": the rest names the concept)
+    strip_from_names: list[str] = []
+    # regular expressions on a name with those cut: a matching row is dropped (residual
+    # categories: "Other ...", "... of other veins")
+    drop_names_matching: list[str] = []
+
+    @model_validator(mode="after")
+    def _patterns_compile(self):
+        for field in ("drop_names_matching", "strip_from_names"):
+            for i, rx in enumerate(getattr(self, field)):
+                try:
+                    re.compile(rx)
+                except re.error as exc:
+                    raise ValueError(f"{field}[{i}]: not a regular expression ({exc})") from None
+        return self
+
+
 class VocabularyConfig(_Model):
     format: Literal["rrf", "obo"] = "rrf"
     path: str  # a UMLS release folder (rrf), or a folder with disease-ontology/ and hpo/ (obo)
     max_srl: int = Field(0, ge=0, le=9)
     roots: str = "all"  # obo only: "all", "sample", or comma-separated DOID:/HP: roots
+    code_names: list[CodeNamesConfig] = []  # obo only: names keyed by a code system
+
+    @model_validator(mode="after")
+    def _code_names_need_do(self):
+        if self.code_names and self.format != "obo":
+            raise ValueError("code_names map codes through Disease Ontology's xrefs: they need format = \"obo\"")
+        return self
 
 
 SourceFormat = Literal["sample-jsonl", "mmedbench-jsonl", "pubmedqa", "igakuqa", "frenchmedmcqa", "rumeddanet", "cnmleqa", "beir"]

@@ -4,6 +4,7 @@ the same way.
 
     format "rrf"  a UMLS release folder           -> umls.vocabulary.build_vocabulary
     format "obo"  Disease Ontology + HPO folders  -> umls.obo_vocabulary.build_obo_vocabulary
+                  (+ code-keyed name lists, umls.code_names)
 """
 from __future__ import annotations
 
@@ -24,12 +25,18 @@ def vocabulary_files(fmt: str, path: Path) -> list[Path]:
 
 
 def build_configured_vocabulary(fmt: str, path: Path, out_dir: Path, lat_to_lang: dict[str, str], max_srl: int,
-                                preferred_en: list[str], roots: str = "all") -> dict:
-    """Write atoms / concepts / parents (+ atoms per language) into `out_dir`; return their paths."""
+                                preferred_en: list[str], roots: str = "all", code_names: list | tuple = ()) -> dict:
+    """Write atoms / concepts / parents (+ atoms per language) into `out_dir`; return their paths.
+    `code_names`: code-keyed name lists (schemas.config.CodeNamesConfig, paths absolute; obo only),
+    kept when their restriction level is at most `max_srl`."""
     if fmt == "obo":
         from umls.obo_vocabulary import build_obo_vocabulary
 
-        return build_obo_vocabulary(Path(path), Path(out_dir), lat_to_lang, preferred_en, roots)
+        allowed = [c for c in code_names if (c["srl"] if isinstance(c, dict) else c.srl) <= max_srl]
+        return build_obo_vocabulary(Path(path), Path(out_dir), lat_to_lang, preferred_en, roots, allowed)
+    if code_names:
+        raise InputError(path, "code_names map codes through Disease Ontology's xrefs: they need format 'obo'",
+                         field="vocabulary.code_names")
     if fmt == "rrf":
         from umls.vocabulary import build_vocabulary
 

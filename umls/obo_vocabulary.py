@@ -181,6 +181,15 @@ def _sty(term_id: str, name: str, ancestors: frozenset[str]) -> str:
     return ds._sty_for(term_id, name, set(ancestors))
 
 
+_CUI = re.compile(r"C\d{7}")
+
+
+def _valid_cuis(cuis: Iterable[str]) -> list[str]:
+    """The well-formed CUIs, sorted: hp.obo 2025-01-16 has "UMLS:0189573" (HP:0034420, its
+    only one), which a release's schema rejects wherever it lands (a cd distractor)."""
+    return sorted(c for c in cuis if _CUI.fullmatch(c))
+
+
 def _parse_roots(roots: str | Iterable[str], data_dir: Path) -> set[str] | None:
     if isinstance(roots, str):
         if roots.strip() == "all":
@@ -245,6 +254,12 @@ def collect_open(data_dir: Path, roots: str | Iterable[str] = "all", languages: 
     `languages`: registry codes whose HPO tables to read (`read_translations`);
     `translation_sabs`: their SAB by code (default: derive_sample.SAB_BY_LANG, then "HPO" + code).
     """
+    return _collect_open(data_dir, roots, languages, translation_sabs)[0]
+
+
+def _collect_open(data_dir: Path, roots: str | Iterable[str], languages: Iterable[str],
+                  translation_sabs: dict[str, str] | None) -> tuple[dict, dict[str, str]]:
+    """collect_open's concepts, and the CUI of every ontology term that became one."""
     data_dir = Path(data_dir)
     wanted = _parse_roots(roots, data_dir)
 
@@ -291,9 +306,10 @@ def collect_open(data_dir: Path, roots: str | Iterable[str] = "all", languages: 
     do_all = {**do_terms, **{doid: OboTerm(id=doid, name=do_label.get(doid, "")) for doid in current_only}}
     # a current label that differs from the 2016 name is kept as an English synonym
     do_current = {doid: do_label[doid] for doid, t in do_terms.items() if do_label.get(doid) and do_label[doid] != t.name}
-    ds.add_terms(concepts, id_to_cui, "DO", do_all, {doid: sorted(cuis) for doid, cuis in do_cuis.items()},
+    ds.add_terms(concepts, id_to_cui, "DO", do_all, {doid: _valid_cuis(cuis) for doid, cuis in do_cuis.items()},
                  do_lineage.of, wanted, _sty, also_en=do_current)
-    ds.add_terms(concepts, id_to_cui, "HPO", hp_terms, ds.hpo_cuis(hp_terms), hp_lineage.of, wanted, _sty, translations,
+    hp_cuis = {tid: _valid_cuis(cuis) for tid, cuis in ds.hpo_cuis(hp_terms).items()}
+    ds.add_terms(concepts, id_to_cui, "HPO", hp_terms, hp_cuis, hp_lineage.of, wanted, _sty, translations,
                  translation_sabs=sabs)
 
     # parents: the nearest ancestors that are concepts (bridging terms without a CUI)
@@ -325,7 +341,7 @@ def collect_open(data_dir: Path, roots: str | Iterable[str] = "all", languages: 
         for pc in nearest(term_id, parents):
             if pc != cui:
                 concepts[cui]["parents"].add(pc)
-    return concepts
+    return concepts, id_to_cui
 
 
 # ---------------------------------------------------------------------------------- tables
@@ -385,20 +401,41 @@ def concept_tables(concepts: dict, lat_to_lang: dict[str, str], preferred_en: li
     return atom_table, concept_table, parent_table
 
 
-def build_obo_vocabulary(data_dir: Path, out_dir: Path, lat_to_lang: dict[str, str], preferred_en: list[str], roots: str = "all") -> dict[str, str]:
-    """Write atoms / concepts / parents parquet from DO + HPO + HPO babelon; return their paths."""
+def build_obo_vocabulary(data_dir: Path, out_dir: Path, lat_to_lang: dict[str, str], preferred_en: list[str], roots: str = "all",
+                         code_names: Iterable = ()) -> dict[str, str]:
+    """Write atoms / concepts / parents parquet from DO + HPO + HPO babelon, plus the names of
+    the code-keyed sources (`code_names`: umls.code_names) in the build's languages; return
+    their paths (and, with code-keyed sources, `code_names_report`: what each mapped and dropped)."""
     data_dir, out_dir = Path(data_dir), Path(out_dir)
     sabs = {code: translation_sab(lat) for lat, code in lat_to_lang.items() if code != "en"}
+    code_names = list(code_names)
+    report = None
     if roots.strip() == "sample":
+        if code_names:
+            raise InputError(data_dir, "code_names need the open vocabulary's own term-to-CUI map: roots 'all' or a list of roots",
+                             field="vocabulary.roots")
         for rel in (DO_OBO, DO_XREF, HP_OBO, *(Path(f"hpo/hp-{lang}.babelon.tsv") for lang in ds.SAB_BY_LANG)):
             _require(data_dir / rel, "derive_sample reads it")
         concepts = ds.collect(data_dir)
     else:
-        concepts = collect_open(data_dir, roots, sorted(sabs), sabs)
+        concepts, id_to_cui = _collect_open(data_dir, roots, sorted(sabs), sabs)
+        if code_names:
+            from umls.code_names import add_code_names
+
+            report = add_code_names(concepts, id_to_cui, data_dir, code_names, set(lat_to_lang.values()))
     atoms, concept_table, parents = concept_tables(concepts, lat_to_lang, preferred_en)
     from umls.vocabulary import write_vocabulary
 
-    return write_vocabulary(atoms, concept_table, parents, out_dir, sorted(set(lat_to_lang.values())))
+    paths = write_vocabulary(atoms, concept_table, parents, out_dir, sorted(set(lat_to_lang.values())))
+    if report is not None:
+        import json
+
+        from common.jsonio import atomic_write
+
+        with atomic_write(out_dir / "code_names_report.json") as fh:
+            fh.write(json.dumps(report, ensure_ascii=False, sort_keys=True, indent=2) + "\n")
+        paths["code_names_report"] = str(out_dir / "code_names_report.json")
+    return paths
 
 
 def sources_srl() -> dict[str, int]:

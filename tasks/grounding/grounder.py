@@ -7,7 +7,9 @@ mapped back to the original. Candidates come from:
 
 1. `TermMatcher`: vocabulary strings matched token by token: exactly (score 1.0); after
    stemming (0.95; Snowball with -itis protected, British spellings folded for en: "tumours"
-   = "tumor", "épanchements pleuraux" = "épanchement pleural"); as the same stemmed content
+   = "tumor", "épanchements pleuraux" = "épanchement pleural"; or, where the registry says
+   `morphology = "pymorphy3"` (ru), every word's dictionary lemma: "сахарным диабетом" =
+   "сахарный диабет"); as the same stemmed content
    words in another order, with only "of/the/de/del..." between (0.9: "cancer of the rectum"
    = "rectum cancer"); an eponym without its head word (0.85: "Lesch-Nyhan" = "Lesch-Nyhan
    syndrome", capitals required). No match crosses brackets or clause punctuation. An
@@ -83,7 +85,7 @@ class Grounder:
             self.stopwords = {fold_term(w, self.latin) for w in _stopwords(lang)}
             folded = fold_terms(terms, self.latin)  # once, for the matcher, the index and the ranks
             self.matcher = TermMatcher(terms, self.latin, lang.code, _stopwords(lang), stem=p.stem, bag=p.bag,
-                                       acronyms=p.acronyms, snowball=p.stemmer == "snowball",
+                                       acronyms=p.acronyms, snowball=p.stemmer == "snowball", lemmas=p.stemmer == "pymorphy3",
                                        eponyms=p.eponyms, folded=folded)
             if p.fuzzy:
                 index = quickumls_index(Path(atoms_path), lang, Path(cache_root), terms, folded)

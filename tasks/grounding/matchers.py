@@ -409,6 +409,31 @@ def light_stem(word: str, lang_code: str, snowball: bool = False) -> str:
     return st.stem(w) if st is not None else w
 
 
+@lru_cache(maxsize=4)
+def _morph_analyzer(lang_code: str):
+    """pymorphy3's analyzer for a language (its dictionaries ship in the pymorphy3-dicts-<code>
+    wheel: nothing downloads)."""
+    import pymorphy3
+
+    try:
+        return pymorphy3.MorphAnalyzer(lang=lang_code)
+    except (ValueError, ImportError) as exc:  # no dictionary package for the language
+        raise ValueError(f"morphology 'pymorphy3' for {lang_code!r}: {exc}") from None
+
+
+_MORPH_LOCK = threading.Lock()
+
+
+def lemma(word: str, lang_code: str) -> str:
+    """The most probable dictionary lemma of a folded word ("шизофренией" -> "шизофрения",
+    "острым" -> "острый"), folded the way fold() folds ("ё" -> "е"); words pymorphy3 cannot
+    parse (Latin, numbers) come back as they are."""
+    analyzer = _morph_analyzer(lang_code)
+    with _MORPH_LOCK:  # one analyzer; Prefect may ground shards on threads
+        parses = analyzer.parse(word)
+    return parses[0].normal_form.replace("ё", "е") if parses else word
+
+
 @lru_cache(maxsize=16)
 def _snowball(nltk_name: str | None):
     if not nltk_name:
@@ -427,10 +452,17 @@ class TermMatcher:
 
     def __init__(self, terms: list[Term], latin: bool, lang_code: str, stopwords: set[str],
                  stem: bool = True, bag: bool = True, acronyms: bool = True, max_tokens: int = 12,
-                 snowball: bool = False, eponyms: bool = True, folded: list[str] | None = None):
-        """`folded`: the terms' fold_terms when the caller has them already (fold_terms)."""
+                 snowball: bool = False, eponyms: bool = True, folded: list[str] | None = None, lemmas: bool = False):
+        """`folded`: the terms' fold_terms when the caller has them already (fold_terms).
+        `lemmas`: words reduce to their pymorphy3 lemma instead of a stem (`stem` must be on)."""
         self.latin = latin
-        self._stem = lru_cache(maxsize=200000)(lambda w: light_stem(w, lang_code, snowball)) if stem else (lambda w: w)
+        if stem and lemmas:
+            self._stem = lru_cache(maxsize=200000)(lambda w: lemma(w, lang_code))
+        else:
+            self._stem = lru_cache(maxsize=200000)(lambda w: light_stem(w, lang_code, snowball)) if stem else (lambda w: w)
+        # a one-word stemmed match needs this many characters ("comidas" is not "coma": both stem
+        # to "com"); a lemma is a dictionary word, so a shorter one is safe ("кори" -> "корь")
+        self.min_single_stem = 4 if stem and lemmas else 5
         self.stopwords = {fold_term(w, latin) for w in stopwords}
         self.use_bag = bag
         self.bag_ok = {fold_term(w, latin) for w in BAG_FUNCTION_WORDS.get(lang_code, set())}
@@ -513,7 +545,7 @@ class TermMatcher:
                     cands.append((*span, t.cui, 1.0, 0))
                     continue
                 t = self.stemmed.get(tuple(stems[i:j]))
-                if t is not None and (j - i > 1 or len(stems[i]) >= 5):  # "comidas" is not "coma" (com)
+                if t is not None and (j - i > 1 or len(stems[i]) >= self.min_single_stem):  # "comidas" is not "coma" (com)
                     cands.append((*span, t.cui, 0.95, 1))
                     continue
                 e = self.eponyms.get(tuple(words[i:j]))

@@ -28,7 +28,7 @@ class GroundingParams:
     similarity: str = "jaccard"  # QuickUMLS similarity: jaccard, cosine, dice, overlap
     fuzzy: bool = True  # use QuickUMLS at all
     stem: bool = True  # TermMatcher: stemmed token sequences
-    stemmer: str = "snowball"  # "snowball" (NLTK, -itis protected) or "light" (plural rules only)
+    stemmer: str = "snowball"  # "snowball" (NLTK, -itis protected), "light" (plural rules only) or "pymorphy3" (lemmas)
     bag: bool = True  # TermMatcher: same stemmed content words in another order
     acronyms: bool = True  # all-caps vocabulary atoms, matched case-sensitively
     abbreviations: bool = False  # scispacy AbbreviationDetector
@@ -57,8 +57,18 @@ REGISTRY_FIELDS = {"quickumls_threshold": "threshold", "quickumls_window": "wind
                    "ground_negation": "negation"}
 
 
+# The registry's `morphology` (how inflected words are reduced before they are compared):
+# dictionary lemmas (pymorphy3: "шизофренией" -> "шизофрения"), a Snowball stem, or the word
+# as written. Unset: the language's default above.
+MORPHOLOGY = {"pymorphy3": {"stem": True, "stemmer": "pymorphy3"}, "snowball": {"stem": True, "stemmer": "snowball"},
+              "none": {"stem": False}}
+
+
 def params_for(lang: Language, threshold: float | None = None, window: int | None = None) -> GroundingParams:
     p = LANGUAGE_DEFAULTS.get(lang.code, GroundingParams())
+    morphology = getattr(lang, "morphology", None)
+    if morphology is not None:
+        p = replace(p, **MORPHOLOGY[morphology])
     for reg_field, param in REGISTRY_FIELDS.items():
         value = getattr(lang, reg_field, None)
         if value is not None:

@@ -36,6 +36,12 @@ DO = Licence(("cc0-1.0", "cc-by-3.0"), "CC0 1.0 (current Disease Ontology); CC B
 HPO = Licence(("other",), "HPO licence: free use, cite HPO and its version, term content not altered",
               "https://hpo.jax.org/app/license")
 TEST_TERMS = Licence(("apache-2.0",), "Apache-2.0 (written for this project's tests)")
+# code-keyed name lists (umls/code_names.py) this project knows; others take their config's `licence`
+CODE_NAME_LICENCES = {
+    "ICD10RU": Licence(("mit",), "MIT (github.com/ak4nv/mkb10, copyright 2018 Anton Kochnev); ICD-10 is WHO's classification, "
+                       "this is its official Russian edition, open reference data of the Russian Ministry of Health: cite both",
+                       "https://github.com/ak4nv/mkb10"),
+}
 
 # what each source is, for the card's table
 FORMAT_NAMES = {
@@ -55,11 +61,19 @@ REFERENCES = {
     "cnmleqa": "CNMLEQA, https://github.com/zonghui0228/CNMLEQA.",
     "DO": "Schriml LM et al. The Human Disease Ontology 2022 update. Nucleic Acids Research 50(D1), 2022.",
     "HPO": "Gargano MA et al. The Human Phenotype Ontology in 2024: phenotypes around the world. Nucleic Acids Research 52(D1), 2024.",
+    "ICD10RU": "World Health Organization. International Statistical Classification of Diseases and Related Health Problems, "
+               "10th Revision (ICD-10). Russian edition: Ministry of Health of the Russian Federation, reference book МКБ-10, "
+               "OID 1.2.643.5.1.13.13.11.1005, version 2.27.",
 }
 
 
-def vocabulary_licence(sab: str, srl: int) -> tuple[str, Licence]:
-    """(source family, licence) of a vocabulary source (SAB) in the manifest."""
+def vocabulary_licence(sab: str, srl: int, stated: dict[str, str] | None = None) -> tuple[str, Licence]:
+    """(source family, licence) of a vocabulary source (SAB) in the manifest. `stated`: the
+    licence a build config gives each code-keyed list's SAB (vocabulary.code_names)."""
+    if sab in CODE_NAME_LICENCES:
+        return sab, CODE_NAME_LICENCES[sab]
+    if stated and sab in stated:
+        return sab, source_licence("", stated[sab])
     if sab == "DO":
         return "DO", DO
     if re.fullmatch(r"HPO([A-Z]{3})?", sab):
@@ -93,8 +107,9 @@ def licence_rows(config: dict, sources_srl: dict[str, int]) -> list[dict]:
                      "licence": lic, "ref": None})
     families: dict[str, list[str]] = {}
     lics: dict[str, Licence] = {}
+    stated = {c["sab"]: c["licence"] for c in config.get("vocabulary", {}).get("code_names", [])}
     for sab, srl in sorted(sources_srl.items()):
-        fam, lic = vocabulary_licence(sab, srl)
+        fam, lic = vocabulary_licence(sab, srl, stated)
         families.setdefault(fam, []).append(sab)
         lics[fam] = lic
     for fam, sabs in families.items():

@@ -266,7 +266,8 @@ def _write_and_publish(loaded: LoadedConfig, inputs: dict[str, Path], vocab: dic
         counts = write_cells(alloc["assignments"], src["corpora"], vocab, languages, cfg.splits.dev_fraction, tmp, item_langs)
         changes = _merge_base(base, tmp, languages, counts) if base is not None else None
         quotas = {"xqa": cfg.tasks.xqa.quota, "evidence": cfg.tasks.evidence.quota, "cd": cfg.tasks.cd.quota}
-        report = write_build_report(alloc["dropped"], alloc["gates"], counts, quotas, tmp)
+        code_names = read_json_object(Path(vocab["code_names_report"]), "the code-keyed names' report") if vocab.get("code_names_report") else None
+        report = write_build_report(alloc["dropped"], alloc["gates"], counts, quotas, tmp, vocabulary_code_names=code_names)
         empty = sorted(c for c, v in counts.items() if v["queries"] == 0)
         if empty and not cfg.allow_empty_cells:
             task, lang = empty[0].split("/")
@@ -282,7 +283,8 @@ def _write_and_publish(loaded: LoadedConfig, inputs: dict[str, Path], vocab: dic
         manifest = {
             "version": version, "build_id": build_id, "code_version": cv, "config": config_dump, "inputs": input_hashes,
             "languages": {l.code: l.model_dump(mode="json") for l in loaded.languages},
-            "sources_srl": sources_srl(loaded.resolve(cfg.vocabulary.path), vocab["atoms"]),
+            "sources_srl": {**(srl := sources_srl(loaded.resolve(cfg.vocabulary.path), vocab["atoms"])),
+                            **{c.sab: c.srl for c in cfg.vocabulary.code_names if c.sab in srl}},
             "cells": counts, "dropped": report["dropped_by_reason"], "files": {},
         }
         if changes is not None:

@@ -214,7 +214,10 @@ def write_confusion_sets(rows: list[dict], cd_dir: Path) -> None:
         ("distractor_cuis", pa.list_(pa.string()))])), cd_dir / "confusion_sets.parquet")
 
 
-def write_build_report(dropped: str, gates: str, counts: dict, quotas: dict[str, int], out_dir: Path) -> dict:
+def write_build_report(dropped: str, gates: str, counts: dict, quotas: dict[str, int], out_dir: Path,
+                       vocabulary_code_names: dict | None = None) -> dict:
+    """`vocabulary_code_names`: what each code-keyed name list mapped and dropped, by reason
+    (umls/code_names.py); in the report only when the build has such lists."""
     drops = table_rows(pq.read_table(dropped))
     reasons = Counter(d["reason"].split(" (")[0].split(" of ")[0] for d in drops)
     gate_counts = {r["id"]: int(r["reason"]) for r in table_rows(pq.read_table(gates))}
@@ -229,6 +232,8 @@ def write_build_report(dropped: str, gates: str, counts: dict, quotas: dict[str,
         "gate_rejections": gate_counts,
         "cells_short_of_quota": short,
     }
+    if vocabulary_code_names:
+        report["vocabulary_code_names"] = vocabulary_code_names
     with atomic_write(out_dir / "build_report.json") as fh:
         fh.write(json.dumps(report, ensure_ascii=False, sort_keys=True, indent=2) + "\n")
     return report
