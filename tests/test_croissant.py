@@ -135,13 +135,19 @@ def test_the_mlcroissant_cli_validates_it(release, tmp_path):
 
 
 # ----------------------------------------------------------------------------- records
-def test_record_sets_cover_every_cell(meta, manifest):
+def _pivot_cells(release: Path, cells) -> list[str]:
+    return [c for c in sorted(cells) if (release / c / "pivot-queries.jsonl").exists()]
+
+
+def test_record_sets_cover_every_cell(meta, manifest, release):
     ids = [r["@id"] for r in meta["recordSet"]]
     cells = sorted(manifest["cells"])
-    expected = [f"{c.replace('/', '-')}-{kind}" for c in cells for kind in ("corpus", "queries", "qrels")] + ["cd-confusion-sets"]
-    assert ids == expected and len(ids) == 3 * len(cells) + 1 >= len(cells)
-    # the sample has no pivot queries: no such record set
-    assert not [i for i in ids if "pivot" in i]
+    pivots = _pivot_cells(release, cells)
+    expected = [f"{c.replace('/', '-')}-{kind}" for c in cells
+                for kind in ("corpus", "queries", "qrels") + (("pivot-queries",) if c in pivots else ())] + ["cd-confusion-sets"]
+    assert ids == expected and len(ids) == 3 * len(cells) + len(pivots) + 1 >= len(cells)
+    # every non-English cell of the sample has its pivot control: one record set each
+    assert pivots == [c for c in cells if not c.endswith("/en")] and len(pivots) == 15
     queries = _record_set(meta, "xqa-ja-queries")
     types = {f["name"]: (f["dataType"], f.get("isArray", False)) for f in queries["field"]}
     assert types == {"_id": ("sc:Text", False), "text": ("sc:Text", False), "lang": ("sc:Text", False),
@@ -151,7 +157,12 @@ def test_record_sets_cover_every_cell(meta, manifest):
 
 
 def test_every_record_set_loads_with_the_rows_of_the_release_files(release, manifest, loaded):
-    assert len(loaded) == 3 * len(manifest["cells"]) + 1
+    pivots = _pivot_cells(release, manifest["cells"])
+    assert len(loaded) == 3 * len(manifest["cells"]) + len(pivots) + 1
+    for cell in pivots:
+        rows = _jsonl(release / cell / "pivot-queries.jsonl")
+        assert len(loaded[f"{cell.replace('/', '-')}-pivot-queries"]) == len(rows) == manifest["cells"][cell]["pivots"]["queries"]
+        assert _by_id(loaded[f"{cell.replace('/', '-')}-pivot-queries"], lambda r: r["_id"]) == _by_id(rows, lambda r: r["_id"])
     total_queries = 0
     for cell in sorted(manifest["cells"]):
         name, d = cell.replace("/", "-"), release / cell
@@ -321,6 +332,8 @@ def _write_pivots(cell_dir: Path) -> int:
 def test_pivot_queries_get_a_record_set_where_the_cell_has_them(release_copy, manifest, tmp_path):
     from tasks.release.croissant import write_croissant
 
+    for old in release_copy.glob("*/*/pivot-queries*"):  # a release without pivot controls, then two cells get them
+        shutil.rmtree(old) if old.is_dir() else old.unlink()
     n_ja, n_ru = _write_pivots(release_copy / "xqa" / "ja"), _write_pivots(release_copy / "cd" / "ru")
     meta = write_croissant(manifest, release_copy)
     pivots = [r["@id"] for r in meta["recordSet"] if "pivot" in r["@id"]]
@@ -370,7 +383,7 @@ def test_an_add_language_release_describes_all_its_cells(sample_build, tmp_path)
     assert "croissant.json" in manifest["files"] and len(manifest["cells"]) == 21
     ds = mlc.Dataset(str(new / "croissant.json"))
     assert not ds.metadata.ctx.issues.errors and ds.metadata.version == "0.2.0"
-    assert len(meta["recordSet"]) == 3 * 21 + 1
+    assert len(meta["recordSet"]) == 3 * 21 + len(_pivot_cells(new, manifest["cells"])) + 1
     for cell in ("xqa/de", "cd/de", "evidence/de", "xqa/ja"):
         rows = list(ds.records(f"{cell.replace('/', '-')}-queries"))
         assert len(rows) == len(_jsonl(new / cell / "queries.jsonl")) == manifest["cells"][cell]["queries"] > 0, cell

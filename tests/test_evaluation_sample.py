@@ -18,7 +18,7 @@ pytestmark = pytest.mark.slow
 
 def test_the_sample_release_is_scored_in_all_18_cells(sample_build, tmp_path):
     res = evaluate_release(sample_build["release"], ["bm25"], tmp_path / "res")
-    filled = [c for c in res.cells if c.metrics is not None]
+    filled = [c for c in res.cells if c.metrics is not None and c.query_set == "native"]
     assert len(filled) == 18 and all(c.queries > 0 for c in filled)
     assert sorted((m.over, m.key) for m in res.macro) == sorted(
         [("task", t) for t in ("xqa", "cd", "evidence")] + [("lang", l) for l in ("en", "zh", "ja", "fr", "ru", "es")])

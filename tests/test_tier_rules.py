@@ -66,4 +66,4 @@ def test_first_sorted_is_the_head_of_the_full_sort():
     assert first_sorted(items, keys, rank, 3) == ["d", "b", "c"]  # 0, 1, then the tie at 2 by rank: c before a
     assert first_sorted(items, keys, rank, 9) == ["d", "b", "c", "a"]
     assert first_sorted(items, keys, rank, 0) == []
-    assert first_sorted([], [], rank, 0) == []
+    assert first_sorted([], [], rank, 0) == [] and first_sorted([], [], rank, 2) == []
