@@ -69,7 +69,7 @@ class Release:
             try:
                 text = data.decode("utf-8")
             except UnicodeDecodeError as exc:  # a tampered or damaged file is a failed check, not a crash
-                text = ""
+                text = data.decode("utf-8", "replace")
                 bad.append((data.count(b"\n", 0, exc.start) + 1, f"expected UTF-8 text, found byte 0x{data[exc.start]:02x}"))
             # universal newlines, as reading the file in text mode
             for n, line in enumerate(io.StringIO(text, newline=None), start=1):
