@@ -34,7 +34,7 @@ def evaluate(
     """Score a release with retrievers: nDCG@10, Recall@100, MRR@10 per cell, tiers, gaps, runs, pictures."""
     from common.interrupts import handled
 
-    with handled(f"{out} is as it was; run the same command again"):
+    with handled(f"{out} holds no complete new results; run the same command again"):
         _evaluate(release, retriever, split, out, cache_dir, quiet)
 
 

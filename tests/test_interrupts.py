@@ -30,15 +30,17 @@ from tests.conftest import ROOT, SAMPLE_CONFIG
 pytestmark = pytest.mark.slow
 
 
-def cli(*args: str, env: dict | None = None, **kw) -> subprocess.Popen:
+def cli(*args: str, env: dict | None = None, umask: int | None = None, **kw) -> subprocess.Popen:
     """`mmedbench` in its own session (so a kill takes Prefect's server with it)."""
     return subprocess.Popen([sys.executable, "-m", "mmedbench.cli", *args], cwd=ROOT, text=True,
                             env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})},
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True, **kw)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+                            preexec_fn=None if umask is None else (lambda: os.umask(umask)), **kw)
 
 
-def build(release_dir: Path, work_dir: Path, env: dict | None = None) -> subprocess.Popen:
-    return cli("build", "--config", str(SAMPLE_CONFIG), "--release-dir", str(release_dir), "--work-dir", str(work_dir), env=env)
+def build(release_dir: Path, work_dir: Path, env: dict | None = None, umask: int | None = None) -> subprocess.Popen:
+    return cli("build", "--config", str(SAMPLE_CONFIG), "--release-dir", str(release_dir), "--work-dir", str(work_dir),
+               env=env, umask=umask)
 
 
 def finish(proc: subprocess.Popen) -> tuple[int, str, str]:
@@ -64,8 +66,8 @@ def tree(root: Path) -> dict[str, bytes]:
     return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
 
 
-def rerun_matches(reference: Path, release_dir: Path, work_dir: Path) -> str:
-    rc, out, err = finish(build(release_dir, work_dir))
+def rerun_matches(reference: Path, release_dir: Path, work_dir: Path, umask: int | None = None) -> str:
+    rc, out, err = finish(build(release_dir, work_dir, umask=umask))
     assert rc == 0, out + err
     assert "Traceback" not in out + err
     assert sorted(p.name for p in release_dir.iterdir()) == ["0.1.0"]  # no .tmp-* folder, no lock left
@@ -187,7 +189,13 @@ def test_ctrl_c_while_grounding_and_sigterm_while_writing_stop_the_build(sample_
     assert (rc, out, err.splitlines()) == (143, "", [f"interrupted (SIGTERM): {BUILD_LINE}"])
     assert list(releases.iterdir()) == []  # no .tmp-0.1.0-<pid>, no .0.1.0.lock
 
-    rerun_matches(sample_build["release"], releases, work)
+    # the rerun, under a umask that makes every new file and folder private, publishes the
+    # same bytes, every file and folder readable by everyone (mkstemp's files were 0600)
+    rerun_matches(sample_build["release"], releases, work, umask=0o077)
+    release = releases / "0.1.0"
+    modes = {p.relative_to(release).as_posix(): oct(p.stat().st_mode & 0o777) for p in [release, *release.rglob("*")]}
+    assert {m for m in modes.values()} == {"0o644", "0o755"}
+    assert [n for n, m in modes.items() if m != ("0o755" if (release / n).is_dir() else "0o644")] == []
 
 
 def test_ctrl_c_while_prefect_starts(tmp_path):
@@ -200,32 +208,3 @@ def test_ctrl_c_while_prefect_starts(tmp_path):
     rc, out, err = stop(proc, signal.SIGINT, group=True)
     assert (rc, out, err.splitlines()) == (130, "", [f"interrupted (SIGINT): {BUILD_LINE}"])
     assert not (tmp_path / "r").exists() or list((tmp_path / "r").iterdir()) == []
-
-
-def test_sigterm_stops_add_language(sample_build, tmp_path):
-    from tests.test_add_language import german_config
-
-    releases = tmp_path / "releases"
-    proc = held_cli("release:written", tmp_path, "add-language", str(sample_build["release"]), "--config",
-                    str(german_config(tmp_path)), "--release-dir", str(releases), "--work-dir", str(tmp_path / "work"), "-q")
-    rc, out, err = stop(proc, signal.SIGTERM, group=False)
-    assert (rc, out, err.splitlines()) == (143, "", [f"interrupted (SIGTERM): {BUILD_LINE}"])
-    assert list(releases.iterdir()) == []
-
-
-def test_ctrl_c_while_evaluate_moves_its_results_in(sample_build, tmp_path):
-    release = sample_build["release"]
-    clean, out = tmp_path / "clean", tmp_path / "results"
-    done = cli("evaluate", str(release), "--out", str(clean), "-q")
-    assert finish(done)[0] == 0
-    first = cli("evaluate", str(release), "--out", str(out), "-q")
-    assert finish(first)[0] == 0
-    # the second run is stopped with the first one's results removed and its own not yet in
-    rc, stdout, err = stop(held_cli("evaluate:moving", tmp_path, "evaluate", str(release), "--out", str(out), "-q"),
-                           signal.SIGINT, group=True)
-    assert (rc, stdout, err.splitlines()) == (130, "", [f"interrupted (SIGINT): {out} is as it was; run the same command again"])
-    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []  # no build folder, no lock
-    assert not (out / "results.json").exists()  # what is left does not look complete
-    rc, _o, err = finish(cli("evaluate", str(release), "--out", str(out), "-q"))
-    assert rc == 0, err
-    assert tree(out) == tree(clean)
