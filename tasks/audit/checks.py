@@ -8,6 +8,7 @@ from __future__ import annotations
 import io
 import json
 import math
+import re
 from collections import Counter, defaultdict
 from pathlib import Path
 
@@ -16,7 +17,7 @@ from pydantic import ValidationError
 from schemas.config import Language
 from common.jsonio import file_digest
 from common.text import char_shingles, jaccard, normalize
-from schemas.records import TIERS, AuditCheck, AuditReport, ConfusionSet, Document, Qrel, Query, ReleaseManifest
+from schemas.records import TASKS, TIERS, AuditCheck, AuditReport, ConfusionSet, Document, Qrel, Query, ReleaseManifest
 from tasks.allocation.concept_entries import gives_away
 from tasks.dedup.near_duplicates import NearDuplicateIndex
 from tasks.evaluation.lexical import BM25Index, document_text, tokenizer_for
@@ -26,6 +27,7 @@ from tasks.release.writers import file_rows, release_files
 from tasks.audit.integrity import hash_problems, identity_problems
 
 MAX_FAILURES = 20
+_LANG = re.compile(r"^[a-z]{2,3}(-[A-Za-z0-9]{2,8})?$")  # schemas.records.LangCode
 
 
 def _check(name: str, failures: list[str], ok_detail: str) -> AuditCheck:
@@ -46,7 +48,10 @@ class Release:
         self._parsed: dict[bytes, tuple[list[tuple[int, dict]], list[tuple[int, str]]]] = {}
         self.sha256: dict[str, str] = {}  # relative path -> hex digest of the files read here
         for cell in sorted(self.manifest_raw.get("cells", {})):
-            task, lang = cell.split("/")
+            task, _, lang = cell.partition("/")
+            if task not in TASKS or not _LANG.match(lang):  # never a path outside the release
+                self.errors.append(f"manifest.json: cell {cell!r}: expected '<task>/<language code>'")
+                continue
             d = self.root / task / lang
             self.cells[cell] = {
                 "task": task, "lang": lang,
