@@ -176,9 +176,10 @@ def _build(config: Path, version: Optional[str], release_dir: Optional[Path], wo
            address: Optional[str], verbose: bool, quiet: bool, evaluate: List[str]) -> None:
     try:
         from flows.inputs import input_files as _input_files
-        from schemas.config import load_config
+        from schemas.config import check_version_option, load_config
         from tasks.release.stage import evaluation_retrievers
 
+        check_version_option(version)
         loaded = load_config(config)  # fail fast, before Prefect starts
         _output_folders(loaded, release_dir, work_dir)
         _input_files(loaded)
@@ -223,9 +224,10 @@ def add_language(
 def _add_language(base: Path, config: Path, version: Optional[str], release_dir: Optional[Path], work_dir: Optional[Path],
                   verbose: bool, quiet: bool) -> None:
     try:
-        from schemas.config import load_config
+        from schemas.config import check_version_option, load_config
         from flows.inputs import input_files, plan_addition
 
+        check_version_option(version)
         loaded = load_config(config)
         _output_folders(loaded, release_dir, work_dir, default_release=base.parent)
         input_files(loaded)

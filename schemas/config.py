@@ -150,8 +150,17 @@ class BuildSettings(_Model):
     shard_size: int = Field(2000, ge=1)
 
 
+VERSION_PATTERN = r"^\d+\.\d+\.\d+([.-][0-9A-Za-z.]+)?$"  # also a folder name: no "/" or ".."
+
+
+def check_version_option(version: str | None) -> None:
+    """`--version` names the release folder as the config's `version` does: the same rule."""
+    if version is not None and not re.match(VERSION_PATTERN, version):
+        raise InputError("--version", f"expected a version like 0.2.0 (digits.digits.digits, then optionally -suffix), got {version!r}")
+
+
 class BuildConfig(_Model):
-    version: str = Field(pattern=r"^\d+\.\d+\.\d+([.-][0-9A-Za-z.]+)?$")
+    version: str = Field(pattern=VERSION_PATTERN)
     seed: int = Field(ge=0, le=2**32 - 1)  # numpy's and MinHash's seeds are unsigned 32-bit
     languages: list[LangCode] = Field(min_length=1)
     registry: str = "languages.toml"

@@ -353,3 +353,13 @@ def test_an_empty_mrsty_is_blamed_not_the_translation_memory(tmp_path):
     code, lines = _in_process("build", "--config", str(cfg))
     assert (code, lines) == (2, [f"error: {vocab / 'MRSTY.RRF'}: is empty; it holds the concepts' semantic types: without "
                                  "them no concept is a key concept (vocabulary.path in config.toml)"])
+
+
+@pytest.mark.parametrize("command", ["build", "add-language"])
+@pytest.mark.parametrize("version", ["../../elsewhere", "1.0", "v1.0.0"])
+def test_a_version_option_that_is_no_version_is_one_line(tmp_path, command, version):
+    """--version names the release folder: never a path out of --release-dir."""
+    args = [command] + ([str(tmp_path)] if command == "add-language" else []) + ["--config", str(_config(tmp_path)), "--version", version]
+    code, lines = _in_process(*args)
+    assert (code, lines) == (2, [f"error: --version: expected a version like 0.2.0 (digits.digits.digits, then optionally "
+                                 f"-suffix), got {version!r}"])

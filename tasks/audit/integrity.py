@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 
 from common.jsonio import file_digest
+from schemas.config import VERSION_PATTERN
 
 MANIFEST = "manifest.json"  # the one file the manifest cannot list; `manifest_identity` ties it to the card
 
@@ -33,7 +34,7 @@ def hash_problems(root: Path, manifest: dict, known: dict[str, str] | None = Non
     return failures
 
 
-VERSION_SHAPE = re.compile(r"^\d+\.\d+\.\d+([.-][0-9A-Za-z.]+)?$")  # as schemas.config.BuildConfig.version
+VERSION_SHAPE = re.compile(VERSION_PATTERN)
 CARD = "README.md"
 
 
