@@ -70,6 +70,7 @@ def _start_prefect_server() -> None:
     Prefect's own (`prefect.server.api.server.SubprocessASGIServer`); the flow is pointed
     at it with `temporary_settings` (`_prefect_server`). A configured server is left alone."""
     import atexit
+    import signal
     import socket
     import subprocess
 
@@ -82,12 +83,19 @@ def _start_prefect_server() -> None:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     env = {**os.environ, "PREFECT_UI_ENABLED": "0", "PREFECT__SERVER_EPHEMERAL": "1", "PREFECT__SERVER_FINAL": "1"}
+    # The server never sees a terminal's Ctrl-C (sent to the whole process group): this
+    # process stops it (SIGTERM, common/interrupts.py and the exit call below). Caught while
+    # still importing, Ctrl-C made its command line print "Aborted!" beside the one line.
+    # Blocked, not ignored, here: one that arrives meanwhile stays pending for this process.
+    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     try:
         proc = subprocess.Popen([sys.executable, "-m", "uvicorn", "--app-dir", str(Path(prefect.__file__).parent.parent),
                                  "--factory", "prefect.server.api.server:create_app", "--host", "127.0.0.1",
                                  "--port", str(port), "--log-level", "error", "--lifespan", "on"], env=env)
     except OSError:
         return  # Prefect starts its own on first use, and says why if it cannot
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
 
     def stop() -> None:
         proc.terminate()
