@@ -139,7 +139,7 @@ def results_folder(out_dir: Path) -> Iterator[Path]:
     """Yield an empty build folder to write results into; on success its files replace
     what evaluate wrote in `out_dir` before (see the module), under `out_dir`'s lock. On
     any error `out_dir` is left as it was."""
-    out_dir = Path(out_dir)
+    out_dir = Path(out_dir).resolve()  # "." or a link: the build folder and the lock go beside the real folder
     ours(out_dir)  # refuse at once, before minutes of scoring
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     with _lock(out_dir):
