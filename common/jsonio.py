@@ -29,7 +29,7 @@ def write_jsonl(path: Path, records: Iterable[dict]) -> int:
     return n
 
 
-def _undecodable(path: Path, line_start: bytes, bad: int, line_no: int) -> InputError:
+def undecodable(path: Path | str, line_start: bytes, bad: int, line_no: int) -> InputError:
     """`line_start`: the line's bytes before the first one that is not UTF-8 (`bad`)."""
     column = len(line_start.decode("utf-8", "replace")) + 1
     return InputError(path, f"expected UTF-8 text, found byte 0x{bad:02x} at column {column}", line_no)
@@ -59,7 +59,7 @@ def iter_lines(path: Path, what: str = "") -> Iterator[tuple[int, str]]:
                 try:
                     line = raw.decode("utf-8")
                 except UnicodeDecodeError as exc:
-                    raise _undecodable(path, raw[: exc.start], raw[exc.start], line_no) from None
+                    raise undecodable(path, raw[: exc.start], raw[exc.start], line_no) from None
                 if line_no == 1 and line.startswith("\ufeff"):
                     line = line[1:]
                 if line.endswith("\r\n"):
@@ -75,7 +75,7 @@ def decode_text(path: Path, raw: bytes) -> str:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         start = raw.rfind(b"\n", 0, exc.start) + 1
-        raise _undecodable(path, raw[start : exc.start], raw[exc.start], raw.count(b"\n", 0, exc.start) + 1) from None
+        raise undecodable(path, raw[start : exc.start], raw[exc.start], raw.count(b"\n", 0, exc.start) + 1) from None
     return text[1:] if text.startswith("\ufeff") else text
 
 

@@ -14,6 +14,7 @@ from prefect import flow, get_run_logger
 from flows.build_release import Counter, _StageInputError, run_stages
 from schemas.config import load_config
 from common.errors import InputError, error_result
+from common.interrupts import take_signals_back
 from flows.inputs import input_files, next_minor, plan_addition
 from tasks.release.stage import assemble_release
 from flows import progress
@@ -24,6 +25,7 @@ assemble_release = progress.stepped("release", assemble_release)  # a progress l
 @flow(name="add_language", log_prints=False, validate_parameters=False)
 def add_language_flow(base_release: str, config_path: str, version: str | None = None,
                       release_dir: str | None = None, work_dir: str | None = None) -> dict:
+    take_signals_back()  # Prefect's flow run took SIGTERM; the command's Ctrl-C/SIGTERM handling stops everything
     logger = get_run_logger()
     base = Path(base_release).resolve()
     loaded = load_config(config_path)

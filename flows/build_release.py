@@ -10,6 +10,7 @@ from prefect import flow, get_run_logger
 
 from schemas.config import LoadedConfig, load_config
 from common.errors import InputError, error_result
+from common.interrupts import take_signals_back
 from common.jsonio import load_digests, save_digests
 from flows import prefect_tasks as pt
 from flows import progress
@@ -147,6 +148,7 @@ def run_stages(loaded: LoadedConfig, work: str, runs: Counter, targets: list[str
 @flow(name="build_release", log_prints=False, validate_parameters=False)
 def build_release_flow(config_path: str, version: str | None = None, release_dir: str | None = None,
                        work_dir: str | None = None, evaluate: list[str] | None = None) -> dict:
+    take_signals_back()  # Prefect's flow run took SIGTERM; the command's Ctrl-C/SIGTERM handling stops everything
     logger = get_run_logger()
     loaded = load_config(config_path)
     cfg = loaded.config

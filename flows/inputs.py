@@ -8,6 +8,20 @@ from schemas.records import load_manifest
 from common.errors import InputError
 
 
+# the vocabulary's tables a build cannot do without: an empty one must be blamed, not the
+# translation memory for the empty cells that follow from it
+REQUIRED_RRF = {"MRCONSO.RRF": "the concepts' names", "MRSTY.RRF": "the concepts' semantic types: without them no concept is a key concept"}
+
+
+def _blank(path: Path) -> bool:
+    """No content but whitespace (read up to the first other byte)."""
+    with open(path, "rb") as fh:
+        while chunk := fh.read(1 << 16):
+            if chunk.strip():
+                return False
+    return True
+
+
 def input_files(loaded: LoadedConfig) -> dict[str, Path]:
     cfg = loaded.config
     files: dict[str, Path] = {cfg.registry: loaded.resolve(cfg.registry)}
@@ -17,6 +31,10 @@ def input_files(loaded: LoadedConfig) -> dict[str, Path]:
     if cfg.vocabulary.format == "rrf":
         for p in sorted(vdir.glob("*.RRF")):
             files[f"{cfg.vocabulary.path}/{p.name}"] = p
+        for name, holds in REQUIRED_RRF.items():
+            p = vdir / name
+            if p.is_file() and _blank(p):
+                raise InputError(p, f"is empty; it holds {holds} (vocabulary.path in {loaded.path.name})")
     else:
         for p in sorted(vdir.glob("disease-ontology/*")) + sorted(vdir.glob("hpo/*")):
             if p.suffix in (".obo", ".tsv"):
@@ -29,6 +47,8 @@ def input_files(loaded: LoadedConfig) -> dict[str, Path]:
             for f in sorted(q for q in path.rglob("*") if q.is_file()):
                 files[f"{s.path}/{f.relative_to(path).as_posix()}"] = f
         else:
+            if path.is_file() and _blank(path):
+                raise InputError(path, f"source file is empty: no items (sources.{i}.path in {loaded.path.name})")
             files[s.path] = path
     for b in cfg.background:
         files[b.path] = loaded.resolve(b.path)

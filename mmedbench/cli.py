@@ -18,6 +18,7 @@ import typer
 
 from common.errors import EXIT_BUG, EXIT_INPUT, InputError, is_disk_full
 from common.gcpolicy import use_batch_schedule
+from common.interrupts import handled
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="Build, version and audit the MMed-Bench-IR benchmark.")
 DEFAULT_CONFIG = "configs/sample.toml"
@@ -69,6 +70,7 @@ def _start_prefect_server() -> None:
     Prefect's own (`prefect.server.api.server.SubprocessASGIServer`); the flow is pointed
     at it with `temporary_settings` (`_prefect_server`). A configured server is left alone."""
     import atexit
+    import signal
     import socket
     import subprocess
 
@@ -81,12 +83,19 @@ def _start_prefect_server() -> None:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     env = {**os.environ, "PREFECT_UI_ENABLED": "0", "PREFECT__SERVER_EPHEMERAL": "1", "PREFECT__SERVER_FINAL": "1"}
+    # The server never sees a terminal's Ctrl-C (sent to the whole process group): this
+    # process stops it (SIGTERM, common/interrupts.py and the exit call below). Caught while
+    # still importing, Ctrl-C made its command line print "Aborted!" beside the one line.
+    # Blocked, not ignored, here: one that arrives meanwhile stays pending for this process.
+    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     try:
         proc = subprocess.Popen([sys.executable, "-m", "uvicorn", "--app-dir", str(Path(prefect.__file__).parent.parent),
                                  "--factory", "prefect.server.api.server:create_app", "--host", "127.0.0.1",
                                  "--port", str(port), "--log-level", "error", "--lifespan", "on"], env=env)
     except OSError:
         return  # Prefect starts its own on first use, and says why if it cannot
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
 
     def stop() -> None:
         proc.terminate()
@@ -149,12 +158,38 @@ def build(
                                        "(bm25, dense:MODEL_DIR); the card shows the table. Repeatable."),
 ) -> None:
     """Build a release: ground, allocate, make confusion sets, realize, write and audit."""
+    with handled(INTERRUPTED_BUILD):
+        _build(config, version, release_dir, work_dir, runner, address, verbose, quiet, evaluate)
+
+
+INTERRUPTED_BUILD = "nothing was published; the same command resumes from the cache"
+
+
+def _output_folders(loaded, release_dir: Optional[Path], work_dir: Optional[Path], default_release: Optional[Path] = None) -> None:
+    """--release-dir / --work-dir (or the config's release_dir / work_dir) must be folders."""
+    from common.outputs import output_folder
+
+    cfg = loaded.config
+    if release_dir is not None:
+        output_folder(release_dir, "--release-dir")
+    elif default_release is None:
+        output_folder(loaded.resolve(cfg.release_dir), "release_dir", loaded.path)
+    if work_dir is not None:
+        output_folder(work_dir, "--work-dir")
+    else:
+        output_folder(loaded.resolve(cfg.work_dir), "work_dir", loaded.path)
+
+
+def _build(config: Path, version: Optional[str], release_dir: Optional[Path], work_dir: Optional[Path], runner: str,
+           address: Optional[str], verbose: bool, quiet: bool, evaluate: List[str]) -> None:
     try:
         from flows.inputs import input_files as _input_files
-        from schemas.config import load_config
+        from schemas.config import check_version_option, load_config
         from tasks.release.stage import evaluation_retrievers
 
+        check_version_option(version)
         loaded = load_config(config)  # fail fast, before Prefect starts
+        _output_folders(loaded, release_dir, work_dir)
         _input_files(loaded)
         evaluation_retrievers(loaded, evaluate)
     except InputError as exc:
@@ -190,11 +225,19 @@ def add_language(
     quiet: bool = typer.Option(False, "--quiet", "-q", help=QUIET_HELP),
 ) -> None:
     """Add languages to a release: build only their cells, keep every existing cell as is."""
+    with handled(INTERRUPTED_BUILD):
+        _add_language(base, config, version, release_dir, work_dir, verbose, quiet)
+
+
+def _add_language(base: Path, config: Path, version: Optional[str], release_dir: Optional[Path], work_dir: Optional[Path],
+                  verbose: bool, quiet: bool) -> None:
     try:
-        from schemas.config import load_config
+        from schemas.config import check_version_option, load_config
         from flows.inputs import input_files, plan_addition
 
+        check_version_option(version)
         loaded = load_config(config)
+        _output_folders(loaded, release_dir, work_dir, default_release=base.parent)
         input_files(loaded)
         plan_addition(base, loaded.config.languages)
     except InputError as exc:
@@ -222,22 +265,24 @@ def audit(
     json_out: Optional[Path] = typer.Option(None, "--json", help="Also write the report as JSON here."),
 ) -> None:
     """Re-run every quality check on a release, using nothing but the release folder."""
+    from common.jsonio import atomic_write
+    from common.outputs import output_file
     from schemas.records import load_manifest
     from tasks.audit.stage import audit_release, report_markdown
 
-    if not (release / "manifest.json").exists():
-        _fail(f"{release}: not a release folder (no manifest.json)")
     try:
+        if json_out is not None:
+            output_file(json_out, "--json")  # before minutes of checks, not after
+        if not (release / "manifest.json").exists():
+            raise InputError(release, "not a release folder (no manifest.json)")
         load_manifest(release / "manifest.json")  # the audit needs a readable manifest to know what to check
     except InputError as exc:
         _fail(str(exc))
-    try:
-        report = audit_release(release)
-    except (json.JSONDecodeError, KeyError, ValueError) as exc:
-        _fail(f"{release}/manifest.json: unreadable manifest ({exc})")
+    report = audit_release(release)  # a file it cannot read is a failed check, never an exception
     typer.echo(report_markdown(report), nl=False)
     if json_out:
-        json_out.write_text(json.dumps(report.model_dump(mode="json"), ensure_ascii=False, sort_keys=True, indent=2) + "\n")
+        with atomic_write(json_out) as fh:
+            fh.write(json.dumps(report.model_dump(mode="json"), ensure_ascii=False, sort_keys=True, indent=2) + "\n")
     raise typer.Exit(0 if report.passed else 1)
 
 
@@ -276,9 +321,14 @@ def ground(
         g = Grounder(vdir / "atoms.parquet", loaded.registry[lang], work / "indexes", cfg.grounding.quickumls_threshold, cfg.grounding.quickumls_window)
     except InputError as exc:
         _fail(str(exc))
+    from common.jsonio import undecodable
+
     out = sys.stdout
-    for line in sys.stdin:
-        text = line.rstrip("\n")
+    for n, raw in enumerate(sys.stdin.buffer, start=1):
+        try:
+            text = raw.decode("utf-8").rstrip("\n")
+        except UnicodeDecodeError as exc:  # the lines before it were answered already
+            _fail(str(undecodable("<stdin>", raw[: exc.start], raw[exc.start], n)))
         out.write(json.dumps({"mentions": [m.as_dict() for m in g.ground(text)]}, ensure_ascii=False) + "\n")
         out.flush()
 

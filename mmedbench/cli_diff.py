@@ -26,7 +26,11 @@ def diff(
     json_out: Optional[Path] = typer.Option(None, "--json", help="Also write the report as JSON here."),
 ) -> None:
     """Show what changed between two releases: cells, counts, queries, documents, qrels, configuration, inputs."""
+    from common.outputs import output_file
+
     try:
+        if json_out is not None:
+            output_file(json_out, "--json")
         print_diff(old, new, json_out)
     except InputError as exc:
         typer.echo(f"error: {exc}", err=True)

@@ -37,7 +37,17 @@ def evaluate(
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress lines."),
 ) -> None:
     """Score a release: nDCG@10, Recall@100, MRR@10 per cell with intervals, the language gap on the same items, tiers, runs, pictures."""
+    from common.interrupts import handled
+
+    with handled(f"{out} holds no complete new results; run the same command again"):
+        _evaluate(release, retriever, run, split, out, cache_dir, quiet)
+
+
+def _evaluate(release: Path, retriever: List[str], run: List[str], split: List[str], out: Path, cache_dir: Path,
+              quiet: bool) -> None:
+    from common.outputs import output_folder
     from tasks.evaluation.external import parse_run_spec
+    from tasks.evaluation.outdir import results_folder
     from tasks.evaluation.retrievers import parse_retrievers
     from tasks.evaluation.stage import evaluate_release, release_info
 
@@ -45,12 +55,16 @@ def evaluate(
         info = release_info(release)
         if out.resolve().is_relative_to(release.resolve()):
             raise InputError(out, "is inside the release folder; a published release is never modified (choose another --out)")
-        specs = parse_retrievers(retriever or ([] if run else ["bm25"])) if retriever or not run else []
+        output_folder(out, "--out")
+        output_folder(cache_dir, "--cache-dir")
+        specs = parse_retrievers(retriever or ["bm25"]) if retriever or not run else []
         runs = [parse_run_spec(r) for r in run]
         progress = None if quiet else (lambda m: typer.echo(m, err=True))
-        res = evaluate_release(release, specs, out, split, info=info, cache_dir=cache_dir, progress=progress, runs=runs)
+        with results_folder(out) as building:  # the user's files in --out are never deleted
+            res = evaluate_release(release, specs, building, split, info=info, cache_dir=cache_dir, progress=progress,
+                                   runs=runs)
     except InputError as exc:
-        _fail(str(exc))
+        _fail(str(exc), exc.exit_code)  # 1: the release fails its hash check
     except OSError as exc:
         _fail(f"{exc.filename or release}: {exc.strerror or exc}")
     filled = sum(1 for c in res.cells if c.metrics is not None)

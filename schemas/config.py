@@ -6,7 +6,7 @@ import tomllib
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, field_validator
 
 from common.errors import InputError
 from common.jsonio import decode_text, open_input
@@ -16,7 +16,9 @@ ENGINES = ("google", "deepl", "microsoft", "mymemory", "libre")
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # strict: a TOML `true` is not the number 1 and "6" is not 6; a value of the wrong type
+    # is the user's mistake, named by its field, never silently converted
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
 
 class Language(_Model):
@@ -126,12 +128,33 @@ class TranslationConfig(_Model):
     url: str | None = None
 
 
+# UMLS semantic groups (McCray et al.; umls/semgroups.py maps semantic types to them)
+SemanticGroup = Literal["ACTI", "ANAT", "CHEM", "CONC", "DEVI", "DISO", "GENE", "GEOG", "LIVB", "OBJC", "OCCU", "ORGA",
+                        "PHEN", "PHYS", "PROC"]
+
+
+def _listed_once(values: list, what: str) -> list:
+    seen: dict = {}
+    for i, v in enumerate(values):
+        if v in seen:
+            raise ValueError(f"{v!r} is listed twice (at {seen[v]} and {i}); list each {what} once")
+        seen[v] = i
+    return values
+
+
 class GroundingConfig(_Model):
-    key_groups: list[str] = ["DISO", "CHEM", "PROC", "ANAT", "GENE"]
+    # the groups whose concepts are key concepts (overlap is counted on them): a closed list,
+    # since a misspelt group would silently make no concept key
+    key_groups: list[SemanticGroup] = Field(["DISO", "CHEM", "PROC", "ANAT", "GENE"], min_length=1)
     min_score: float = Field(0.8, ge=0, le=1)
     # None: each language's tuned default (tasks/grounding/grounder.py, docs/grounding.md)
     quickumls_threshold: float | None = Field(None, gt=0, le=1)
     quickumls_window: int | None = Field(None, ge=1, le=12)
+
+    @field_validator("key_groups")
+    @classmethod
+    def _groups_once(cls, v: list[str]) -> list[str]:
+        return _listed_once(v, "group")
 
 
 class DedupConfig(_Model):
@@ -173,9 +196,18 @@ class BuildSettings(_Model):
     shard_size: int = Field(2000, ge=1)
 
 
+VERSION_PATTERN = r"^\d+\.\d+\.\d+([.-][0-9A-Za-z.]+)?$"  # also a folder name: no "/" or ".."
+
+
+def check_version_option(version: str | None) -> None:
+    """`--version` names the release folder as the config's `version` does: the same rule."""
+    if version is not None and not re.match(VERSION_PATTERN, version):
+        raise InputError("--version", f"expected a version like 0.2.0 (digits.digits.digits, then optionally -suffix), got {version!r}")
+
+
 class BuildConfig(_Model):
-    version: str = Field(pattern=r"^\d+\.\d+\.\d+([.-][0-9A-Za-z.]+)?$")
-    seed: int
+    version: str = Field(pattern=VERSION_PATTERN)
+    seed: int = Field(ge=0, le=2**32 - 1)  # numpy's and MinHash's seeds are unsigned 32-bit
     languages: list[LangCode] = Field(min_length=1)
     registry: str = "languages.toml"
     release_dir: str = "releases"
@@ -197,13 +229,13 @@ class BuildConfig(_Model):
     # language identification behind the langid gate (docs/langid.md); the audit reuses it
     langid_backend: Literal["lingua-subset", "lingua", "langdetect"] = "lingua-subset"
 
-    @model_validator(mode="after")
-    def _english_first(self):
-        if "en" not in self.languages:
-            raise ValueError("languages must include 'en' (the pivot language)")
-        if len(set(self.languages)) != len(self.languages):
-            raise ValueError("languages are listed twice")
-        return self
+    @field_validator("languages")
+    @classmethod
+    def _english_and_once(cls, v: list[str]) -> list[str]:
+        _listed_once(v, "language")
+        if "en" not in v:
+            raise ValueError("must include 'en' (the pivot language)")
+        return v
 
 
 class LoadedConfig(_Model):
@@ -226,7 +258,7 @@ class LoadedConfig(_Model):
 def _first_error(path: Path, exc: ValidationError) -> InputError:
     err = exc.errors()[0]
     field = ".".join(str(p) for p in err["loc"]) or None
-    return InputError(path, err["msg"], field=field)
+    return InputError(path, err["msg"].removeprefix("Value error, "), field=field)
 
 
 _TOML_AT = re.compile(r"^(.*) \(at line (\d+), column (\d+)\)$")

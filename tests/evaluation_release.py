@@ -90,6 +90,18 @@ def make_tiny_release(root: Path) -> Path:
                 "cells": {c: {"queries": len(items), "documents": len(corpus), "qrels": len(items)}
                           for c, (corpus, items) in CELLS.items()}}
     (root / "manifest.json").write_text(json.dumps(manifest, indent=2), encoding="utf-8")
+    return reseal(root)
+
+
+def reseal(root: Path) -> Path:
+    """List every file with its sha256 in the manifest, as a build does (evaluate checks them)."""
+    import hashlib
+
+    manifest = json.loads((root / "manifest.json").read_text(encoding="utf-8"))
+    manifest["files"] = {p.relative_to(root).as_posix(): {"sha256": hashlib.sha256(p.read_bytes()).hexdigest(),
+                                                          "bytes": p.stat().st_size}
+                         for p in sorted(root.rglob("*")) if p.is_file() and p.name != "manifest.json"}
+    (root / "manifest.json").write_text(json.dumps(manifest, indent=2), encoding="utf-8")
     return root
 
 

@@ -1,5 +1,7 @@
 """Every audit check can fail: tamper with a copy of the sample release, re-sign the
-manifest (so only the targeted check trips), and expect exactly that check to fail."""
+manifest (so only the targeted check trips), and expect exactly that set of checks to fail.
+And tampering nobody re-signs (issue 29): an edited audit report, a manifest whose version
+was changed, a parquet file cut short or replaced: exit 1, the file named."""
 from __future__ import annotations
 
 import json
@@ -8,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tasks.audit.stage import audit_release
-from tasks.release.writers import file_entries
+from tasks.release.stage import release_entries
 
 pytestmark = pytest.mark.slow
 
@@ -51,7 +53,7 @@ def _resign(release: Path, manifest: dict | None = None, recount: bool = True, d
             if derive_pivots:
                 _derive_pivots(release / task / lang, task, lang)
             write_split_files(release / task / lang, task, [s for s in sets if s["lang"] == lang])
-    m["files"] = file_entries(release)
+    m["files"] = release_entries(release)
     if recount:
         for cell in m["cells"]:
             task, lang = cell.split("/")
@@ -69,6 +71,10 @@ def _failed(release: Path) -> set[str]:
     return {c.name for c in audit_release(release).checks if not c.passed}
 
 
+def _failures(release: Path) -> dict[str, list[str]]:
+    return {c.name: c.failures for c in audit_release(release).checks if not c.passed}
+
+
 def test_untouched_copy_passes(release_copy):
     assert _failed(release_copy) == set()
 
@@ -78,12 +84,12 @@ def test_hashes_fail_on_a_tampered_file(release_copy):
     rows = _rows(p)
     rows[0]["text"] += " Tampered."
     _write_rows(p, rows)
-    assert "hashes" in _failed(release_copy)
+    assert _failures(release_copy) == {"hashes": ["xqa/en/corpus.jsonl: sha256 differs from the manifest"]}
 
 
 def test_hashes_fail_on_an_unlisted_file(release_copy):
     (release_copy / "xqa" / "en" / "extra.jsonl").write_text("{}\n")
-    assert "hashes" in _failed(release_copy)
+    assert _failures(release_copy) == {"hashes": ["xqa/en/extra.jsonl: not listed in the manifest"]}
 
 
 def test_schemas_fail_on_a_bad_cui(release_copy):
@@ -92,7 +98,7 @@ def test_schemas_fail_on_a_bad_cui(release_copy):
     rows[0]["cuis"] = ["X123"]
     _write_rows(p, rows)
     _resign(release_copy)
-    assert "schemas" in _failed(release_copy)
+    assert _failed(release_copy) == {"schemas"}
 
 
 def test_concept_overlap_fails_when_a_cui_is_in_two_cells(release_copy):
@@ -131,7 +137,7 @@ def test_query_overlap_fails_on_an_exact_duplicate_text(release_copy):
     ja = _rows(release_copy / "xqa" / "ja" / "queries.jsonl")[0]
     _inject_query(release_copy, "evidence/ja", {**ja, "_id": "zz-copy", "cuis": ["C9999992"],
                                                 "pivot_text": "An unrelated English pivot about something else entirely."})
-    assert "query_overlap" in _failed(release_copy)
+    assert _failed(release_copy) == {"query_overlap"}
 
 
 def test_qrels_fail_on_a_missing_document(release_copy):
@@ -164,7 +170,7 @@ def test_tier_ordering_fails_when_tiers_are_swapped(release_copy):
     swap = {"easy": "hard", "hard": "easy", "medium": "medium"}
     _write_rows(p, [{**r, "tier": swap[r["tier"]]} for r in _rows(p)])
     _resign(release_copy)
-    assert "tier_ordering" in _failed(release_copy)
+    assert _failed(release_copy) == {"tier_ordering"}
 
 
 def test_confusion_sets_fail_when_a_target_disagrees_with_its_query(release_copy):
@@ -173,7 +179,7 @@ def test_confusion_sets_fail_when_a_target_disagrees_with_its_query(release_copy
     rows[0]["target_cui"] = rows[0]["distractor_cuis"][0]
     _write_rows(p, rows)
     _resign(release_copy)
-    assert "confusion_sets" in _failed(release_copy)
+    assert _failed(release_copy) == {"confusion_sets"}
 
 
 def test_counts_fail_when_the_manifest_lies(release_copy):
@@ -220,7 +226,7 @@ def test_trivial_match_fails_when_a_cd_query_is_its_entry_title(release_copy):
     rows[0]["text"] = corpus[rows[0]["cuis"][0]]["title"].upper()  # case does not hide it
     _write_rows(p, rows)
     _resign(release_copy)
-    assert "trivial_match" in _failed(release_copy)
+    assert _failed(release_copy) == {"trivial_match"}
 
 
 def test_trivial_match_fails_when_a_cd_query_stands_in_its_entry_text(release_copy):
@@ -391,3 +397,65 @@ def test_query_overlap_reads_each_pivot_once(release_copy):
     check = next(c for c in audit_release(release_copy).checks if c.name == "query_overlap")
     total = sum(c["queries"] for c in _manifest(release_copy)["cells"].values())
     assert check.passed and check.detail.startswith(f"{total} queries, ")
+
+
+# --- tampering nobody re-signed (issue 29) ------------------------------------------------------
+
+def _cli_audit(release: Path):
+    from typer.testing import CliRunner
+
+    from mmedbench.cli import app
+
+    return CliRunner().invoke(app, ["audit", str(release)])
+
+
+@pytest.mark.parametrize("name", ["audit_report.json", "audit_report.md"])
+def test_an_edited_audit_report_fails_hashes(release_copy, name):
+    p = release_copy / name
+    p.write_text(p.read_text().replace("FAIL", "pass").replace("false", "true") + " ")
+    assert _failures(release_copy) == {"hashes": [f"{name}: sha256 differs from the manifest"]}
+    r = _cli_audit(release_copy)
+    assert r.exit_code == 1 and f"{name}: sha256 differs from the manifest" in r.output
+
+
+def test_a_manifest_whose_version_was_changed_fails(release_copy, tmp_path):
+    m = _manifest(release_copy)
+    m["version"] = "0.1.1"
+    (release_copy / "manifest.json").write_text(json.dumps(m, ensure_ascii=False, sort_keys=True, indent=2) + "\n")
+    assert _failures(release_copy) == {"manifest_identity": ["manifest.json: version '0.1.1' but README.md names '0.1.0'"]}
+    named = release_copy.rename(tmp_path / "0.1.0")  # where a release lives: releases/<version>
+    assert _failures(named) == {"manifest_identity": ["manifest.json: version '0.1.1' but the release folder is '0.1.0'",
+                                                      "manifest.json: version '0.1.1' but README.md names '0.1.0'"]}
+    r = _cli_audit(named)
+    assert r.exit_code == 1 and "manifest.json: version '0.1.1' but the release folder is '0.1.0'" in r.output
+
+
+def test_a_release_under_its_own_version_passes(release_copy, tmp_path):
+    assert _failed(release_copy.rename(tmp_path / "0.1.0")) == set()
+
+
+@pytest.mark.parametrize("how", ["truncated", "other bytes"])
+def test_a_damaged_parquet_fails_hashes_by_name_with_exit_1(release_copy, how):
+    """It used to be `manifest.json: unreadable manifest`, exit 2."""
+    name = "xqa/fr/corpus.parquet"
+    p = release_copy / name
+    p.write_bytes(p.read_bytes()[: p.stat().st_size // 2] if how == "truncated" else b"PAR1 not a parquet file PAR1")
+    failures = _failures(release_copy)
+    assert failures.keys() == {"hashes", "counts"}
+    assert failures["hashes"] == [f"{name}: sha256 differs from the manifest"]
+    assert [f.split(" (")[0] for f in failures["counts"]] == [f"{name}: unreadable"]
+    r = _cli_audit(release_copy)
+    assert r.exit_code == 1, r.output
+    assert f"{name}: sha256 differs from the manifest" in r.output and "unreadable manifest" not in r.output
+
+
+def test_undecodable_bytes_in_a_jsonl_file_fail_the_audit_not_the_command(release_copy):
+    p = release_copy / "xqa" / "en" / "queries.jsonl"
+    p.write_bytes(p.read_bytes() + b"\xff\xfe\n")
+    failures = _failures(release_copy)
+    assert failures == {"hashes": ["xqa/en/queries.jsonl: sha256 differs from the manifest"],
+                        "schemas": ["xqa/en/queries.jsonl:7: expected UTF-8 text, found byte 0xff",
+                                    "xqa/en/queries.jsonl:7: invalid JSON (Expecting value)"],
+                        "counts": ["xqa/en/queries.jsonl: 7 rows, manifest says 6"]}
+    r = _cli_audit(release_copy)
+    assert r.exit_code == 1 and "Traceback" not in r.output

@@ -162,3 +162,204 @@ def test_values_the_rrf_patterns_forbid_are_one_line(tmp_path, row, field, value
     line = _one_error_line(_cli("build", "--config", str(cfg)))
     assert line == f"error: {vocab}/MRCONSO.RRF:{row}: {expected}"
     assert not (tmp_path / "releases").exists() or list((tmp_path / "releases").iterdir()) == []
+
+
+# --- issue 29: every option and config key, one line naming its field ---------------------------
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+from typer.testing import CliRunner  # noqa: E402
+
+from common.errors import InputError  # noqa: E402
+from schemas.config import BuildConfig, SemanticGroup, _first_error  # noqa: E402
+
+_runner = CliRunner()
+
+
+def _in_process(*args: str, stdin: bytes | None = None) -> tuple[int, list[str]]:
+    """The command run in this process (for checks made before Prefect starts): exit code and output lines."""
+    from mmedbench.cli import app
+
+    r = _runner.invoke(app, list(args), input=stdin)
+    assert r.exception is None or isinstance(r.exception, SystemExit), r.exception
+    return r.exit_code, r.output.splitlines()
+
+
+def _sample_raw() -> dict:
+    import tomllib
+
+    return tomllib.loads((ROOT / "configs" / "sample.toml").read_text())
+
+
+def _set(raw: dict, dotted: str, value) -> dict:
+    import copy
+
+    raw = copy.deepcopy(raw)
+    *parents, last = dotted.split(".")
+    d = raw
+    for k in parents:
+        d = d.setdefault(k, {})
+    d[last] = value
+    return raw
+
+
+def _blamed(raw: dict) -> str | None:
+    """The field the config's one error line names, or None when the config is valid."""
+    from pydantic import ValidationError
+
+    try:
+        BuildConfig(**raw)
+    except ValidationError as exc:
+        return _first_error(Path("c.toml"), exc).field
+    return None
+
+
+INT_KEYS = {"seed": (0, 2**32 - 1), "tasks.xqa.quota": (1, None), "tasks.cd.distractors": (1, 20),
+            "dedup.num_perm": (16, 1024), "build.shard_size": (1, None), "vocabulary.max_srl": (0, 9),
+            "grounding.quickumls_window": (1, 12)}
+FLOAT_KEYS = ["grounding.min_score", "dedup.threshold", "splits.dev_fraction", "grounding.quickumls_threshold"]
+NOT_A_NUMBER = st.one_of(st.booleans(), st.text(max_size=5), st.lists(st.integers(), max_size=2))
+PROPERTY = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@PROPERTY
+@given(key=st.sampled_from(sorted(INT_KEYS)), value=st.one_of(NOT_A_NUMBER, st.floats(allow_nan=True)))
+def test_an_integer_key_takes_no_bool_string_or_float(key, value):
+    """`seed = true` and `quota = "6"` used to be silently converted."""
+    assert _blamed(_set(_sample_raw(), key, value)) == key
+
+
+@PROPERTY
+@given(key=st.sampled_from(sorted(INT_KEYS)), value=st.integers(min_value=-(2**70), max_value=2**70))
+def test_an_integer_key_is_accepted_exactly_in_its_range(key, value):
+    low, high = INT_KEYS[key]
+    inside = value >= low and (high is None or value <= high)
+    assert _blamed(_set(_sample_raw(), key, value)) == (None if inside else key)
+
+
+@PROPERTY
+@given(key=st.sampled_from(FLOAT_KEYS), value=NOT_A_NUMBER)
+def test_a_number_key_takes_no_bool_or_string(key, value):
+    assert _blamed(_set(_sample_raw(), key, value)) == key
+
+
+GROUPS = list(SemanticGroup.__args__)
+
+
+@PROPERTY
+@given(groups=st.lists(st.sampled_from(GROUPS) | st.text(min_size=1, max_size=6), min_size=1, max_size=6))
+def test_key_groups_are_a_closed_vocabulary_listed_once(groups):
+    """`key_groups = ["BOGUS"]` used to be accepted, and silently changed the overlap rules."""
+    blamed = _blamed(_set(_sample_raw(), "grounding.key_groups", groups))
+    unknown = [i for i, g in enumerate(groups) if g not in GROUPS]
+    if unknown:
+        assert blamed == f"grounding.key_groups.{unknown[0]}"
+    elif len(set(groups)) < len(groups):
+        assert blamed == "grounding.key_groups"
+    else:
+        assert blamed is None
+
+
+def test_the_semantic_groups_are_umls_semgroups():
+    from umls.semgroups import _GROUPS
+
+    assert sorted(GROUPS) == sorted(_GROUPS)
+
+
+@PROPERTY
+@given(langs=st.lists(st.sampled_from(["en", "zh", "ja", "fr", "ru", "es", "de"]), min_size=1, max_size=8))
+def test_languages_include_en_once_each(langs):
+    """Duplicate languages, or none of them `en`, used to name no field."""
+    blamed = _blamed(_set(_sample_raw(), "languages", langs))
+    assert blamed == (None if "en" in langs and len(set(langs)) == len(langs) else "languages")
+
+
+@pytest.mark.parametrize("key,value,field,message", [
+    ("seed", "-1", "seed", "Input should be greater than or equal to 0"),
+    ("seed", str(2**64), "seed", "Input should be less than or equal to 4294967295"),
+    ("seed", "true", "seed", "Input should be a valid integer"),
+    ("quota", '"6"', "tasks.xqa.quota", "Input should be a valid integer"),
+    ("key_groups", '["BOGUS"]', "grounding.key_groups.0", "Input should be 'ACTI', 'ANAT',"),
+    ("languages", '["en", "fr", "en"]', "languages", "'en' is listed twice (at 0 and 2); list each language once"),
+    ("languages", '["fr", "es"]', "languages", "must include 'en' (the pivot language)"),
+    ("scope", '"most"', "overlap.scope", "Input should be 'key' or 'all'"),
+    ("format", '"csv"', "sources.0.format", "Input should be 'sample-jsonl',"),
+])
+def test_the_issues_config_probes_are_one_line_naming_the_field(tmp_path, key, value, field, message):
+    replace = {"seed": ("seed = 20261122", f"seed = {value}"), "quota": ("quota = 6", f"quota = {value}"),
+               "key_groups": ('key_groups = ["DISO", "CHEM", "PROC", "ANAT", "GENE"]', f"key_groups = {value}"),
+               "languages": ('languages = ["en", "zh", "ja", "fr", "ru", "es"]', f"languages = {value}"),
+               "scope": ("[dedup]", f"[overlap]\nscope = {value}\n\n[dedup]"),
+               "format": ('format = "sample-jsonl"', f"format = {value}")}[key]
+    cfg = _config(tmp_path, **{replace[0]: replace[1]})
+    code, lines = _in_process("build", "--config", str(cfg))
+    assert code == 2 and len(lines) == 1, lines
+    assert lines[0].startswith(f"error: {cfg}: field '{field}': {message}"), lines[0]
+    assert not (tmp_path / "releases").exists()
+
+
+@pytest.mark.parametrize("option", ["--release-dir", "--work-dir"])
+def test_a_folder_option_naming_a_file_is_one_line(tmp_path, option):
+    cfg = _config(tmp_path)
+    (tmp_path / "afile").write_text("x")
+    code, lines = _in_process("build", "--config", str(cfg), option, str(tmp_path / "afile"))
+    assert (code, lines) == (2, [f"error: {tmp_path / 'afile'}: field '{option}': is a file; expected a folder"])
+    code, lines = _in_process("build", "--config", str(cfg), option, str(tmp_path / "afile" / "sub"))
+    assert (code, lines) == (2, [f"error: {tmp_path / 'afile' / 'sub'}: field '{option}': is under {tmp_path / 'afile'}, "
+                                 "which is a file; expected a folder"])
+
+
+def test_a_config_folder_key_naming_a_file_blames_the_config(tmp_path):
+    (tmp_path / "afile").write_text("x")
+    cfg = _config(tmp_path, **{f'release_dir = "{tmp_path}/releases"': f'release_dir = "{tmp_path}/afile"'})
+    code, lines = _in_process("build", "--config", str(cfg))
+    assert (code, lines) == (2, [f"error: {cfg}: field 'release_dir': {tmp_path / 'afile'} is a file; expected a folder"])
+
+
+@pytest.mark.parametrize("command", ["audit", "diff"])
+def test_a_json_option_naming_a_folder_or_a_missing_parent_is_one_line(tmp_path, command):
+    from tests.evaluation_release import make_tiny_release
+
+    release = str(make_tiny_release(tmp_path / "release"))
+    args = [command, release] + ([release] if command == "diff" else [])
+    code, lines = _in_process(*args, "--json", str(tmp_path))
+    assert (code, lines) == (2, [f"error: {tmp_path}: field '--json': is a folder; expected a file name"])
+    missing = tmp_path / "no" / "r.json"
+    code, lines = _in_process(*args, "--json", str(missing))
+    assert (code, lines) == (2, [f"error: {missing}: field '--json': folder {tmp_path / 'no'} does not exist"])
+
+
+def test_invalid_utf8_on_grounds_stdin_is_one_line():
+    proc = subprocess.run([sys.executable, "-m", "mmedbench.cli", "ground", "--lang", "en"], input=b"fever\nbad \xff byte\n",
+                          capture_output=True, timeout=600, cwd=ROOT)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.decode().splitlines() == ["error: <stdin>:2: expected UTF-8 text, found byte 0xff at column 5"]
+    assert len(proc.stdout.decode().splitlines()) == 1  # the line before it was answered
+
+
+def test_an_empty_source_file_is_blamed_not_the_translation_memory(tmp_path):
+    empty = tmp_path / "xqa.jsonl"
+    empty.write_text("\n")
+    cfg = _config(tmp_path, **{f'path = "{ROOT}/sources/sample/xqa.jsonl"': f'path = "{empty}"'})
+    code, lines = _in_process("build", "--config", str(cfg))
+    assert (code, lines) == (2, [f"error: {empty}: source file is empty: no items (sources.0.path in config.toml)"])
+
+
+def test_an_empty_mrsty_is_blamed_not_the_translation_memory(tmp_path):
+    vocab = tmp_path / "umls"
+    shutil.copytree(ROOT / "umls" / "sample", vocab)
+    (vocab / "MRSTY.RRF").write_text("")
+    cfg = _config(tmp_path, **{f'path = "{ROOT}/umls/sample"': f'path = "{vocab}"'})
+    code, lines = _in_process("build", "--config", str(cfg))
+    assert (code, lines) == (2, [f"error: {vocab / 'MRSTY.RRF'}: is empty; it holds the concepts' semantic types: without "
+                                 "them no concept is a key concept (vocabulary.path in config.toml)"])
+
+
+@pytest.mark.parametrize("command", ["build", "add-language"])
+@pytest.mark.parametrize("version", ["../../elsewhere", "1.0", "v1.0.0"])
+def test_a_version_option_that_is_no_version_is_one_line(tmp_path, command, version):
+    """--version names the release folder: never a path out of --release-dir."""
+    args = [command] + ([str(tmp_path)] if command == "add-language" else []) + ["--config", str(_config(tmp_path)), "--version", version]
+    code, lines = _in_process(*args)
+    assert (code, lines) == (2, [f"error: --version: expected a version like 0.2.0 (digits.digits.digits, then optionally "
+                                 f"-suffix), got {version!r}"])

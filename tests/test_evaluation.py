@@ -13,7 +13,7 @@ from schemas.results import EvaluationResults
 from tasks.evaluation.metrics import mean_metrics, per_query, within_set
 from tasks.evaluation.runs import read_qrels, read_run, trec_order, write_run
 from tasks.evaluation.stage import evaluate_release
-from tests.evaluation_release import BUILD_ID, make_tiny_release
+from tests.evaluation_release import BUILD_ID, make_tiny_release, reseal
 
 runner = CliRunner()
 
@@ -224,22 +224,27 @@ def test_a_release_without_a_dev_split_says_so(tmp_path):
     release = make_tiny_release(tmp_path / "release")
     for p in release.rglob("dev.tsv"):
         p.unlink()
+    reseal(release)
     r = runner.invoke(app, ["evaluate", str(release), "--split", "dev", "--out", str(tmp_path / "o")])
     assert r.exit_code == 2 and "has no 'dev' split" in r.output
 
 
-def test_a_half_written_results_folder_is_replaced(tiny, tmp_path):
+def test_a_users_run_file_in_out_is_never_deleted(tiny, tmp_path):
+    """runs/<x>/my.trec is the user's, not a results folder's leftover (issue 29)."""
     (tmp_path / "runs" / "old").mkdir(parents=True)
-    (tmp_path / "runs" / "old" / "x.trec").write_text("stale")
+    (tmp_path / "runs" / "old" / "my.trec").write_text("mine")
     r = runner.invoke(app, ["evaluate", str(tiny["release"]), "--out", str(tmp_path), "-q"])
-    assert r.exit_code == 0, r.output
-    assert sorted(p.name for p in (tmp_path / "runs").iterdir()) == ["bm25"]
+    assert r.exit_code == 2, r.output
+    assert r.output.splitlines() == [f"error: {tmp_path}: holds files mmedbench evaluate did not write (runs/old/my.trec); "
+                                     "nothing was deleted: choose an empty or new --out folder"]
+    assert (tmp_path / "runs" / "old" / "my.trec").read_text() == "mine"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["runs"]
 
 
 def test_a_foreign_out_folder_is_never_overwritten(tiny, tmp_path):
     (tmp_path / "mine.txt").write_text("keep")
     r = runner.invoke(app, ["evaluate", str(tiny["release"]), "--out", str(tmp_path)])
-    assert r.exit_code == 2 and "holds other files" in r.output
+    assert r.exit_code == 2 and "holds files mmedbench evaluate did not write (mine.txt)" in r.output
     assert (tmp_path / "mine.txt").read_text() == "keep"
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import io
 import json
 import math
+import re
 from collections import Counter, defaultdict
 from pathlib import Path
 
@@ -16,16 +17,18 @@ from pydantic import ValidationError
 from schemas.config import Language
 from common.jsonio import file_digest
 from common.text import char_shingles, jaccard, normalize
-from schemas.records import TIERS, AuditCheck, AuditReport, ConfusionSet, Document, PivotQuery, Qrel, Query, ReleaseManifest
+from schemas.records import TASKS, TIERS, AuditCheck, ConfusionSet, Document, PivotQuery, Qrel, Query, ReleaseManifest
 from tasks.allocation.concept_entries import gives_away
 from tasks.dedup.near_duplicates import NearDuplicateIndex
 from tasks.evaluation.lexical import BM25Index, document_text, tokenizer_for
 from tasks.translation import langid
 from tasks.translation.gates import detect_languages, text_gates
 from tasks.release.hub import PIVOT_QUERIES
-from tasks.release.writers import UNHASHED, file_rows, release_files
+from tasks.release.writers import file_rows, release_files
+from tasks.audit.integrity import hash_problems, identity_problems
 
 MAX_FAILURES = 20
+_LANG = re.compile(r"^[a-z]{2,3}(-[A-Za-z0-9]{2,8})?$")  # schemas.records.LangCode
 
 
 def _check(name: str, failures: list[str], ok_detail: str) -> AuditCheck:
@@ -46,7 +49,10 @@ class Release:
         self._parsed: dict[bytes, tuple[list[tuple[int, dict]], list[tuple[int, str]]]] = {}
         self.sha256: dict[str, str] = {}  # relative path -> hex digest of the files read here
         for cell in sorted(self.manifest_raw.get("cells", {})):
-            task, lang = cell.split("/")
+            task, _, lang = cell.partition("/")
+            if task not in TASKS or not _LANG.match(lang):  # never a path outside the release
+                self.errors.append(f"manifest.json: cell {cell!r}: expected '<task>/<language code>'")
+                continue
             d = self.root / task / lang
             self.cells[cell] = {
                 "task": task, "lang": lang,
@@ -69,12 +75,22 @@ class Release:
         digest = bytes.fromhex(hexdigest)
         if digest not in self._parsed:
             rows, bad = [], []
+            try:
+                text = data.decode("utf-8")
+            except UnicodeDecodeError as exc:  # a tampered or damaged file is a failed check, not a crash
+                text = data.decode("utf-8", "replace")
+                bad.append((data.count(b"\n", 0, exc.start) + 1, f"expected UTF-8 text, found byte 0x{data[exc.start]:02x}"))
             # universal newlines, as reading the file in text mode
-            for n, line in enumerate(io.StringIO(data.decode("utf-8"), newline=None), start=1):
+            for n, line in enumerate(io.StringIO(text, newline=None), start=1):
                 try:
-                    rows.append((n, json.loads(line)))
+                    row = json.loads(line)
                 except json.JSONDecodeError as exc:
                     bad.append((n, f"invalid JSON ({exc.msg})"))
+                    continue
+                if isinstance(row, dict):
+                    rows.append((n, row))
+                else:
+                    bad.append((n, f"expected a JSON object, found {type(row).__name__}"))
             self._parsed[digest] = (rows, bad)
         rows, bad = self._parsed[digest]
         self.errors += [f"{path.relative_to(self.root)}:{n}: {msg}" for n, msg in bad]
@@ -83,7 +99,14 @@ class Release:
     def _qrels(self, folder: Path) -> list[tuple[str, int, list[str]]]:
         out = []
         for path in sorted(folder.glob("*.tsv")):
-            lines = path.read_text(encoding="utf-8").split("\n")
+            data = path.read_bytes()
+            try:
+                text = data.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                line = data.count(b"\n", 0, exc.start) + 1
+                self.errors.append(f"{path.relative_to(self.root)}:{line}: expected UTF-8 text, found byte 0x{data[exc.start]:02x}")
+                continue
+            lines = text.split("\n")
             if lines[0] != "query-id\tcorpus-id\tscore":
                 self.errors.append(f"{path.relative_to(self.root)}:1: expected header 'query-id<TAB>corpus-id<TAB>score'")
             for n, line in enumerate(lines[1:], start=2):
@@ -94,18 +117,16 @@ class Release:
 
 # ----------------------------------------------------------------------------- checks
 def check_hashes(rel: Release) -> AuditCheck:
-    failures = []
     listed = rel.manifest_raw.get("files", {})
-    actual = {p.relative_to(rel.root).as_posix() for p in rel.root.rglob("*") if p.is_file()} - UNHASHED
-    for name in sorted(actual - listed.keys()):
-        failures.append(f"{name}: not listed in the manifest")
-    for name, entry in sorted(listed.items()):
-        p = rel.root / name
-        if not p.exists():
-            failures.append(f"{name}: listed in the manifest but missing")
-        elif (rel.sha256.get(name) or file_digest(p)) != entry.get("sha256"):  # the JSONL files were hashed when read
-            failures.append(f"{name}: sha256 differs from the manifest")
+    failures = hash_problems(rel.root, rel.manifest_raw, rel.sha256)  # the JSONL files were hashed when read
     return _check("hashes", failures, f"{len(listed)} files match their sha256")
+
+
+def check_identity(rel: Release, name: str | None = None) -> AuditCheck:
+    failures = identity_problems(rel.root, rel.manifest_raw, name)
+    return _check("manifest_identity", failures,
+                  f"version {rel.manifest_raw.get('version')} and build {str(rel.manifest_raw.get('build_id'))[:12]} "
+                  "as the folder and the card name them")
 
 
 def _invalid(rows: list[tuple[int, dict]], model) -> list[tuple[int, str]]:
@@ -406,13 +427,24 @@ def check_confusion_consistency(rel: Release) -> AuditCheck:
     return _check("confusion_sets", failures, f"{len(rel.confusion)} sets match their queries")
 
 
+def _rows(path: Path) -> int | str | None:
+    """A file's rows as the manifest counts them, or why they cannot be counted."""
+    try:
+        return file_rows(path)
+    except (OSError, ValueError) as exc:  # a damaged parquet (pyarrow's errors are ValueErrors), undecodable text
+        return f"unreadable ({type(exc).__name__})"
+
+
 def check_counts(rel: Release) -> AuditCheck:
     failures = []
     listed = rel.manifest_raw.get("files", {})
-    actual = {name: {"rows": file_rows(p)} for name, p in release_files(rel.root)}
+    actual = {name: {"rows": _rows(p)} for name, p in release_files(rel.root)}
     for name, entry in sorted(listed.items()):
-        if name in actual and entry.get("rows") != actual[name].get("rows"):
-            failures.append(f"{name}: {actual[name].get('rows')} rows, manifest says {entry.get('rows')}")
+        rows = actual.get(name, {}).get("rows")
+        if isinstance(rows, str):
+            failures.append(f"{name}: {rows}, manifest says {entry.get('rows')} rows")
+        elif name in actual and entry.get("rows") != rows:
+            failures.append(f"{name}: {rows} rows, manifest says {entry.get('rows')}")
     for cell, c in sorted(rel.cells.items()):
         m = rel.manifest_raw["cells"][cell]
         got = {"queries": len(c["queries"]), "documents": len(c["corpus"]), "qrels": len(c["qrels"])}
@@ -433,6 +465,8 @@ def check_counts(rel: Release) -> AuditCheck:
                 expect[f"top_ranked/{split}.parquet"] = expect[f"queries/{split}.parquet"]
             for name, n in expect.items():
                 rows = actual.get(f"{cell}/{name}", {}).get("rows")
+                if isinstance(rows, str):
+                    continue  # unreadable: said above
                 if rows != n:
                     failures.append(f"{cell}/{name}: {rows if rows is not None else 'missing'} rows, the cell's BEIR files have {n}")
     return _check("counts", failures, f"{len(rel.cells)} cells match the manifest")

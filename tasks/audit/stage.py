@@ -4,13 +4,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from schemas.config import Language
-from schemas.records import AuditReport
+from schemas.records import AuditCheck, AuditReport
 from tasks.audit.checks import (
     Release,
     check_concept_overlap,
     check_confusion_consistency,
     check_counts,
     check_hashes,
+    check_identity,
     check_language,
     check_licence,
     check_pivot_queries,
@@ -22,16 +23,36 @@ from tasks.audit.checks import (
 )
 
 
+def _guarded(name: str, check, *args) -> AuditCheck:
+    """A check that cannot even run on what it reads (a record that breaks its schema, say,
+    which `schemas` reports by line) fails, and the audit goes on: a tampered release is a
+    failed audit, never a crash."""
+    try:
+        return check(*args)
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+        return AuditCheck(name=name, passed=False, detail="1 failure(s)",
+                          failures=[f"could not run on this release ({type(exc).__name__}: {exc})"])
+
+
 def audit_release(root: Path, name: str | None = None) -> AuditReport:
     root = Path(root)
     rel = Release(root)
     cfg = rel.manifest_raw.get("config", {})
-    registry = {k: Language.model_validate(v) for k, v in rel.manifest_raw.get("languages", {}).items()}
-    checks = [check_hashes(rel), check_schemas(rel), check_concept_overlap(rel),
-              check_query_overlap(rel, registry, cfg.get("dedup", {"threshold": 0.7, "num_perm": 128}), cfg.get("seed", 0)),
-              check_qrels(rel), check_pivot_queries(rel), check_language(rel, registry, cfg.get("langid_backend", "langdetect"))]
-    tiers, _ = check_tiers(rel, registry)
-    checks += [tiers, check_trivial_match(rel), check_confusion_consistency(rel), check_counts(rel), check_licence(rel)]
+    registry = {}
+    for k, v in rel.manifest_raw.get("languages", {}).items():
+        try:
+            registry[k] = Language.model_validate(v)
+        except ValueError:  # its cells fail `language_and_script`: not in the registry
+            pass
+    checks = [_guarded("hashes", check_hashes, rel), _guarded("manifest_identity", check_identity, rel, name),
+              _guarded("schemas", check_schemas, rel), _guarded("concept_overlap", check_concept_overlap, rel),
+              _guarded("query_overlap", check_query_overlap, rel, registry,
+                       cfg.get("dedup", {"threshold": 0.7, "num_perm": 128}), cfg.get("seed", 0)),
+              _guarded("qrels_integrity", check_qrels, rel), _guarded("pivot_queries", check_pivot_queries, rel),
+              _guarded("language_and_script", check_language, rel, registry, cfg.get("langid_backend", "langdetect")),
+              _guarded("tier_ordering", lambda r, g: check_tiers(r, g)[0], rel, registry),
+              _guarded("trivial_match", check_trivial_match, rel), _guarded("confusion_sets", check_confusion_consistency, rel),
+              _guarded("counts", check_counts, rel), _guarded("licence_policy", check_licence, rel)]
     return AuditReport(release=name or root.name, version=str(rel.manifest_raw.get("version", "?")),
                        passed=all(c.passed for c in checks), checks=checks)
 

@@ -21,7 +21,6 @@ byte-identical results.json and run files.
 from __future__ import annotations
 
 import json
-import shutil
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,9 +31,11 @@ from schemas.config import Language, load_registry
 from schemas.records import TASKS, TIERS
 from schemas.results import (METRICS, CellResult, Comparison, EvaluationResults, GapMean, Interval, MacroAverage, Metrics,
                              PivotGap, Retriever, Statistics, TierResult)
+from tasks.audit.verify import verify_release
 from tasks.evaluation import stats
 from tasks.evaluation.cells import Cell, load_cells, read_manifest
 from tasks.evaluation.external import ExternalRuns, RunSpec, read_runs, run_file_name
+from tasks.evaluation.outdir import prepare_out
 from tasks.evaluation.metrics import MEASURES, mean, mean_metrics, per_query, within_set
 from tasks.evaluation.retrievers import RetrieverSpec, make_retriever, parse_retrievers
 from tasks.evaluation.runs import format_score, printed, write_qrels, write_run
@@ -101,19 +102,8 @@ def _interval(bounds: tuple[float, float] | None) -> Interval | None:
 
 
 def _prepare_out(out_dir: Path) -> None:
-    """A fresh results folder: one holding only what an evaluation writes is emptied, any
-    other non-empty folder refused (a user's files are never deleted)."""
-    out_dir = Path(out_dir)
-    if out_dir.exists() and any(out_dir.iterdir()):
-        if not {p.name for p in out_dir.iterdir()} <= set(OWNED):
-            raise InputError(out_dir, "exists and holds other files; give an empty or new --out folder")
-        for name in OWNED:
-            p = out_dir / name
-            if p.is_dir():
-                shutil.rmtree(p)
-            elif p.exists():
-                p.unlink()
-    out_dir.mkdir(parents=True, exist_ok=True)
+    """A user's files are never deleted (tasks/evaluation/outdir.py)."""
+    prepare_out(out_dir)
 
 
 def _tiers(retriever: str, cell: Cell, split: str, searcher, confusion: dict, per_q: dict) -> list[TierResult]:
@@ -361,6 +351,7 @@ def evaluate_release(root: Path, retrievers: list[str] | list[RetrieverSpec], ou
                      cache_dir: Path | None = None, progress: Callable[[str], None] | None = None,
                      runs: list[RunSpec] = ()) -> EvaluationResults:
     root, out_dir = Path(root), Path(out_dir)
+    verify_release(root)  # a file changed since publishing is not scored (tasks/audit/verify.py)
     info = info or release_info(root)
     splits = list(dict.fromkeys(splits))
     for s in splits:

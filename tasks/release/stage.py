@@ -26,6 +26,7 @@ import pyarrow.parquet as pq
 from common.version import __version__, code_fingerprint, code_version
 from schemas.config import LoadedConfig
 from common.errors import AuditFailedError, ConflictError, InputError, disk_full, is_disk_full
+from common.interrupts import removed_if_interrupted
 from common.jsonio import atomic_write, file_digest, read_json_object
 from common.testhooks import hold
 from tasks.audit.stage import audit_release, report_markdown
@@ -190,9 +191,33 @@ def _remove_stale(release_root: Path, version: str, locked: bool) -> None:
             shutil.rmtree(tmp, ignore_errors=True)
 
 
+AUDIT_REPORTS = ("audit_report.json", "audit_report.md")
+
+
+def release_entries(root: Path) -> dict[str, dict]:
+    """The manifest's `files` of a written release: every file but the manifest itself, the
+    audit reports included (written after the audit, then listed: an edited report fails
+    `hashes` like any file)."""
+    entries = file_entries(root)
+    for name in AUDIT_REPORTS:
+        if (root / name).is_file():
+            entries[name] = {"sha256": file_digest(root / name), "bytes": (root / name).stat().st_size}
+    return dict(sorted(entries.items()))
+
+
 def _same_release(final: Path, build_id: str, files: dict) -> bool:
     published = _published(final, build_id)
-    return published is not None and published["files"] == files == file_entries(final)
+    return published is not None and published["files"] == files == release_entries(final)
+
+
+def make_world_readable(root: Path) -> None:
+    """Every file 0644, every folder 0755, whatever the umask: a release is read by other
+    users and web servers (atomic_write's temporary files are mkstemp's 0600, and a umask
+    of 077 makes every folder private)."""
+    for path in [root, *root.rglob("*")]:
+        if path.is_symlink():
+            continue
+        path.chmod(0o755 if path.is_dir() else 0o644)
 
 
 def evaluation_retrievers(loaded: LoadedConfig, extra: list[str] | None) -> tuple[list[str], list]:
@@ -221,8 +246,13 @@ def assemble_release(loaded: LoadedConfig, inputs: dict[str, Path], vocab: dict,
     if existed_at_start is None:
         existed_at_start = final.exists()
     try:
-        release_root.mkdir(parents=True, exist_ok=True)
-        with _version_lock(release_root, version) as locked:
+        if not release_root.exists():  # a folder made for the release is as readable as the release
+            release_root.mkdir(parents=True, exist_ok=True)
+            release_root.chmod(0o755)
+        # interrupted (Ctrl-C, SIGTERM: common/interrupts.py), the build folder and the lock file go
+        with _version_lock(release_root, version) as locked, \
+                removed_if_interrupted(release_root / f".tmp-{version}-{os.getpid()}"), \
+                removed_if_interrupted(release_root / f".{version}.lock"):
             _remove_stale(release_root, version, locked)
             return _write_and_publish(loaded, inputs, vocab, src, alloc, version, release_root, base,
                                       new_languages, evaluate, work_dir, existed_at_start)
@@ -256,7 +286,7 @@ def _write_and_publish(loaded: LoadedConfig, inputs: dict[str, Path], vocab: dic
                     raise InputError(final, "a different release with this version exists; releases are never overwritten (use --version)")
                 raise ConflictError(final, "another run published a different release with this version while this one was "
                                            "building; nothing was overwritten (use --version)")
-            if file_entries(final) != published["files"]:
+            if release_entries(final) != published["files"]:
                 raise InputError(final, "the published release no longer matches its own manifest "
                                         "(a file changed after publishing); run mmedbench audit on it")
             shutil.rmtree(tmp)
@@ -308,6 +338,10 @@ def _write_and_publish(loaded: LoadedConfig, inputs: dict[str, Path], vocab: dic
         if not audit.passed:
             failed = [f"{c.name}: {c.failures[0]}" for c in audit.checks if not c.passed]
             raise AuditFailedError(final, f"the built release fails its audit ({' | '.join(failed)}); nothing was published")
+        manifest["files"] = release_entries(tmp)  # now with the audit reports' hashes
+        with atomic_write(tmp / "manifest.json") as fh:
+            fh.write(json.dumps(manifest, ensure_ascii=False, sort_keys=True, indent=2) + "\n")
+        make_world_readable(tmp)
         _sync_tree(tmp)
         try:
             tmp.rename(final)  # atomic; fails when another run's release is already there
