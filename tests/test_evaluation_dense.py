@@ -31,8 +31,9 @@ def dense(tmp_path_factory):
 
 def test_the_dense_retriever_scores_every_filled_cell(dense):
     cells = [c for c in dense["res"].cells if c.retriever == "dense-tiny"]
-    assert [(c.task, c.lang) for c in cells if c.metrics is not None] == [
-        ("xqa", "en"), ("xqa", "ja"), ("cd", "en"), ("cd", "ja"), ("evidence", "en")]
+    assert [(c.task, c.lang, c.query_set) for c in cells if c.metrics is not None] == [
+        ("xqa", "en", "native"), ("xqa", "ja", "native"), ("xqa", "ja", "pivot"), ("cd", "en", "native"),
+        ("cd", "ja", "native"), ("cd", "ja", "pivot"), ("evidence", "en", "native")]
     params = next(r for r in dense["res"].retrievers if r.name == "dense-tiny").parameters
     assert params["dimension"] == 32 and len(params["model_sha256"]) == 64 and params["search"] == "exact"
     assert str(dense["base"]) not in (dense["base"] / "out" / "results.json").read_text()
@@ -60,7 +61,7 @@ def test_a_shared_corpus_is_encoded_once_and_embeddings_are_cached(dense, tmp_pa
     assert encoded == ["dense-tiny: encoded 4/4 documents of xqa corpus", "dense-tiny: encoded 4/4 documents of cd corpus",
                        "dense-tiny: encoded 2/2 documents of evidence corpus"]
     cached = sorted(p.name for p in (dense["base"] / "cache").rglob("*.npy"))
-    assert len(cached) == 3 + 5  # three corpora, five cells' queries
+    assert len(cached) == 3 + 5 + 2  # three corpora, five cells' queries, two pivot controls' queries
     said: list[str] = []
     evaluate_release(dense["release"], ["bm25", f"dense:tiny={dense['model']}"], tmp_path / "again", ["test"],
                      cache_dir=dense["base"] / "cache", progress=said.append)
