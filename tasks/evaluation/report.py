@@ -91,7 +91,9 @@ PIVOT_READING = ("The language gap of a cell is read on the same items: each que
                  "concept's English name), against the same corpus and qrels. `gap` = pivot minus native nDCG@10, "
                  "paired per query, with 95% bootstrap intervals; a gap whose interval excludes 0 is beyond noise. "
                  "A cell marked *item difficulty* scores below {floor:.2f} asked in English for every system: "
-                 "it measures how hard its items are more than what language costs.")
+                 "it measures how hard its items are more than what language costs. A cd pivot is the concept's "
+                 "English preferred name, which is also its entry's title: its score near 1 is that match, so a cd "
+                 "gap is the whole distance from naming the concept in English to naming it in the cell's language.")
 
 
 def gap_reading(g) -> str:
