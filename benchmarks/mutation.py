@@ -140,6 +140,41 @@ EQUIVALENT: dict[tuple, str] = {
         "a full window would add pool[:min(start, 0)], nothing",
     ("tasks/allocation/tiers.py", 'return [TIERS[(i + j) % 3] for j in range(3)] if one_tier_per_target else ["hard", "medium", "easy"]',
      "3 -> 4", 46, 47): "a fourth try repeats the first tier, which already failed for this target (memoised None)",
+    ("tasks/allocation/similarity.py", "_PAD = 0x1FFFFF  # above every code point: pads a name of 1 or 2 characters to its one shingle",
+     "2097151 -> 2097152"): "any pad above U+10FFFF and under 2**21 works alike: it only marks a short name's missing characters",
+    ("tasks/allocation/similarity.py", "SMALL_BATCH = 8  # fewer names than this: Python sets (numpy's fixed cost per call is more)",
+     "8 -> 9"): "both paths give the same floats (tests/test_name_similarities.py): which one runs is speed only",
+    ("tasks/allocation/similarity.py", "if len(names) < SMALL_BATCH:", "< -> <="):
+        "both paths give the same floats (tests/test_name_similarities.py): which one runs is speed only",
+    ("tasks/allocation/similarity.py", "counts = np.where(lens >= 3, lens - 2, (lens > 0).astype(np.int64))", ">= -> >"):
+        "a name of exactly 3 characters has 3 - 2 = 1 trigram either way",
+    ("tasks/allocation/similarity.py", "counts = np.where(lens >= 3, lens - 2, (lens > 0).astype(np.int64))", "3 -> 4"):
+        "a name of exactly 3 characters has 3 - 2 = 1 trigram either way",
+    ("tasks/allocation/similarity.py", "code = (ext[at] << 42) | (ext[at + 1] << 21) | ext[at + 2]", "42 -> 43"):
+        "the first code point moves one bit up and still overlaps neither other field: the encoding stays one-to-one",
+    ("tasks/allocation/hierarchy.py", "ci = pc.index_in(child, value_set=ids).to_numpy(zero_copy_only=False).astype(np.int64)", "False -> True"):
+        "ids is the union of both columns: every index is found, there are no nulls, and a zero-copy view has the same values",
+    ("tasks/allocation/hierarchy.py", "pi = pc.index_in(parent, value_set=ids).to_numpy(zero_copy_only=False).astype(np.int64)", "False -> True"):
+        "ids is the union of both columns: every index is found, there are no nulls, and a zero-copy view has the same values",
+    ("tasks/allocation/hierarchy.py", "pairs = np.unique(ci * max(1, n) + pi)  # distinct links, as the sets were", "1 -> 2"):
+        "a link needs a concept, so n >= 1; max(2, n) differs only at n = 1 (a self-link), where any base >= 1 decodes the same",
+    ("tasks/allocation/hierarchy.py", "ci, pi = pairs // max(1, n), pairs % max(1, n)", "1 -> 2", 30, 31):
+        "a link needs a concept, so n >= 1; max(2, n) differs only at n = 1 (a self-link), where any base >= 1 decodes the same",
+    ("tasks/allocation/hierarchy.py", "ci, pi = pairs // max(1, n), pairs % max(1, n)", "1 -> 2", 49, 50):
+        "a link needs a concept, so n >= 1; max(2, n) differs only at n = 1 (a self-link), where any base >= 1 decodes the same",
+    ("tasks/allocation/hierarchy.py", "ids = np.fromiter(map(self._id.get, others, repeat(-1)), np.int64, len(others))", "1 -> 2"):
+        "an unknown concept's id is only tested for being negative",
+    ("tasks/allocation/hierarchy.py", "if len(parents) == 1:  # the common case: one parent's children, ascending already", "1 -> 2"):
+        "the general path computes the same sorted siblings; the one-parent path is a shortcut",
+    ("tasks/allocation/confusion.py", "if self._sent <= self._pos:  # nothing sent ahead: send the batch to read now", "<= -> <"):
+        "scheduling only: which targets go to the workers when; the lists are the same (tests/test_confusion_pool.py)",
+    ("tasks/allocation/confusion.py", "SET_BATCH = 64  # targets per batch sent to the workers (two batches ahead of a tier's reader at most)",
+     "64 -> 65"): "batch size: scheduling only (tested at 1, 3 and 64)",
+    ("tasks/allocation/confusion.py", "_CHUNK = 4  # targets per message to a worker: a few tens of ms of work at paper scale", "4 -> 5"):
+        "message size: scheduling only",
+    ("tasks/allocation/confusion.py", "sets = tiers[0]._sets", "0 -> 1"): "every tier of one lazy_candidates call shares one _TargetSets",
+    ("tasks/allocation/confusion.py", "if hit is not None or i in self._pending:", "or -> and"):
+        "a memoised target then goes through the per-tier path, which recomputes the same sets (speed only)",
     ("tasks/allocation/tiers.py", "if m <= 0 or not items:", "<= -> <"):
         "with m = 0 and items the cut takes every item and near[:0] is empty: [] either way",
     ("tasks/allocation/tiers.py", "entry_of = np.array([lexicon.entry_index(c) if c in concepts and c not in excluded else -1 for c in hierarchy.cuis],",

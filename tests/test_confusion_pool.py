@@ -203,3 +203,22 @@ def test_a_tier_reader_of_every_feasible_tier_answers_as_the_full_sets(vocab):
     sets._memo.clear()
     for i in range(len(targets)):
         assert {t: sets.in_tier(i, t) for t in ("easy", "medium", "hard")} == {t: full[i].get(t) for t in ("easy", "medium", "hard")}
+
+
+def test_a_tier_reader_after_a_whole_iteration_reads_the_memo(vocab):
+    """Plain iteration of one tier computes (and memoises) every target's sets; another tier's
+    reader then answers from the memo, with exactly the eager lists."""
+    eager = vocab[4]
+    lazy = _lazy(vocab, 64)
+    assert list(lazy["easy"]) == eager["easy"]
+    assert list(lazy["medium"].read(lambda cui: False)) == eager["medium"]
+    assert list(lazy["hard"].read(lambda cui: False)) == eager["hard"]
+
+
+def test_every_feasible_tier_unless_asked_for_one_tier_per_target(vocab):
+    concepts, h, targets, lex, one_tier = vocab
+    every = build_candidates(concepts, h, K, SEED, targets, lex, one_tier_per_target=False)
+    assert build_candidates(concepts, h, K, SEED, targets, lex) == every
+    lazy = lazy_candidates(concepts, h, K, SEED, targets, lex)
+    assert {t: list(v) for t, v in lazy.items()} == every
+    assert sum(map(len, every.values())) > sum(map(len, one_tier.values()))

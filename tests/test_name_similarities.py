@@ -35,3 +35,10 @@ def test_name_similarities_exact_values():
         assert similarities("x", []) == []
     many = ["Diabetes insipidus"] * SMALL_BATCH + ["ab c"]
     assert name_similarities("Diabetes mellitus", many) == [7 / 24] * SMALL_BATCH + [0.0]
+
+
+def test_short_names_padded_above_every_code_point_never_collide():
+    """One-character names are one padded trigram each: "b" and "c" differ in their last bit,
+    which a pad must not reach (the pad's high bit sits one field up)."""
+    assert name_similarities("c", ["b"] * SMALL_BATCH) == [0.0] * SMALL_BATCH
+    assert name_similarities("c", ["c"] * SMALL_BATCH) == [1.0] * SMALL_BATCH
