@@ -261,3 +261,17 @@ def test_evaluate_never_imports_prefect(tiny, tmp_path):
                          env={**__import__("os").environ, "PYTHONPATH": str(ROOT)})
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"  # neither Prefect nor, for BM25 alone, torch
+
+
+def test_a_cell_without_a_pivot_control_says_why_from_the_manifest(tmp_path):
+    from tests.evaluation_release import reseal
+
+    release = make_tiny_release(tmp_path / "release")
+    (release / "xqa" / "ja" / "pivot-queries.jsonl").unlink()
+    manifest = json.loads((release / "manifest.json").read_text())
+    manifest["cells"]["xqa/ja"]["pivots"] = {"queries": 0, "of": 2, "reason": "its source has no English text"}
+    (release / "manifest.json").write_text(json.dumps(manifest))
+    res = evaluate_release(reseal(release), ["bm25"], tmp_path / "out")
+    assert res.pivotless == {"xqa/ja": "its source has no English text"}
+    assert [(g.task, g.lang) for g in res.pivot_gaps] == [("cd", "ja")]
+    assert "- `xqa/ja`: its source has no English text" in (tmp_path / "out" / "results.md").read_text()

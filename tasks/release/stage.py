@@ -320,9 +320,10 @@ def _write_and_publish(loaded: LoadedConfig, inputs: dict[str, Path], vocab: dic
         if changes is not None:
             manifest["changes"] = changes
         if specs:
-            from tasks.evaluation.stage import ReleaseInfo, evaluate_release
+            from tasks.evaluation.stage import ReleaseInfo, evaluate_release, pivot_notes
 
-            info = ReleaseInfo(version, build_id, list(cfg.languages), sorted(counts), dict(loaded.registry))
+            info = ReleaseInfo(version, build_id, list(cfg.languages), sorted(counts), dict(loaded.registry),
+                               pivot_notes(counts))
             evaluate_release(tmp, specs, tmp / "evaluation", cfg.evaluation.splits, info=info,
                              cache_dir=Path(work_dir) / "embeddings" if work_dir else None)
         write_card(manifest, report, tmp)
