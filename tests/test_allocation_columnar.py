@@ -6,6 +6,7 @@ from __future__ import annotations
 import itertools
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from hypothesis import given, settings, strategies as st
 
@@ -339,3 +340,15 @@ def test_a_saved_lexicon_loads_as_the_same_lexicon(lexicon, tmp_path):
         assert [loaded.coverage(cui, o) for o in ENTRIES] == [lexicon.coverage(cui, o) for o in ENTRIES]
     assert loaded.words_of("The Marfan syndrome of 42") == frozenset({"marfan", "syndrome"})  # its stop-words
     assert loaded._ent_c.dtype == lexicon._ent_c.dtype == np.int64 and loaded._ent_w.dtype == np.int64
+
+
+def test_a_saved_lexicon_writes_its_stop_words_in_sorted_order(lexicon, tmp_path):
+    """The cached lexicon's files are the same bytes whatever a set's iteration order."""
+    paths = lexicon.save(tmp_path / "lexicon")
+    words = pq.read_table(paths["stop_words"])["word"].to_pylist()
+    assert words == sorted(STOP) and len(words) > 1
+
+
+def test_no_candidates_cover_nothing_and_leave_nothing(lexicon):
+    cui = sorted(ENTRIES)[0]
+    assert lexicon.covering(cui, [], 0.5) == [] and lexicon.not_covering(cui, [], 0.5) == []
