@@ -162,15 +162,8 @@ def check_schemas(rel: Release) -> AuditCheck:
                 failures.append(f"{cell}/queries.jsonl:{line}: {bad[line]}")
             elif row.get("lang") != c["lang"]:
                 failures.append(f"{cell}/queries.jsonl:{line}: field 'lang': {row.get('lang')!r} in the {c['lang']} cell")
-        for path, line, fields in c["qrels"]:
-            n += 1
-            if len(fields) != 3 or not fields[2].lstrip("-").isdigit():
-                failures.append(f"{path}:{line}: expected 'query-id<TAB>corpus-id<TAB>integer score'")
-                continue
-            try:
-                Qrel(query_id=fields[0], corpus_id=fields[1], score=int(fields[2]))
-            except ValidationError as exc:
-                failures.append(f"{path}:{line}: {exc.errors()[0]['msg']}")
+        n += len(c["qrels"])
+        failures += _qrel_failures(c["qrels"])
     pivot_n, pivot_failures = _pivot_schema_failures(rel)
     n += pivot_n
     failures += pivot_failures
@@ -191,15 +184,22 @@ def _pivot_schema_failures(rel: Release) -> tuple[int, list[str]]:
         rows = c["pivot_queries"] or []
         n += len(rows) + len(c["pivot_qrels"])
         failures += [f"{cell}/{PIVOT_QUERIES}:{line}: {msg}" for line, msg in _invalid(rows, PivotQuery)]
-        for path, line, fields in c["pivot_qrels"]:
-            if len(fields) != 3 or not fields[2].lstrip("-").isdigit():
-                failures.append(f"{path}:{line}: expected 'query-id<TAB>corpus-id<TAB>integer score'")
-                continue
-            try:
-                Qrel(query_id=fields[0], corpus_id=fields[1], score=int(fields[2]))
-            except ValidationError as exc:
-                failures.append(f"{path}:{line}: {exc.errors()[0]['msg']}")
+        failures += _qrel_failures(c["pivot_qrels"])
     return n, failures
+
+
+def _qrel_failures(rows: list) -> list[str]:
+    """(path, line, fields) of BEIR qrels rows that are not 'query-id corpus-id integer score'."""
+    failures = []
+    for path, line, fields in rows:
+        if len(fields) != 3 or not fields[2].lstrip("-").isdigit():
+            failures.append(f"{path}:{line}: expected 'query-id<TAB>corpus-id<TAB>integer score'")
+            continue
+        try:
+            Qrel(query_id=fields[0], corpus_id=fields[1], score=int(fields[2]))
+        except ValidationError as exc:
+            failures.append(f"{path}:{line}: {exc.errors()[0]['msg']}")
+    return failures
 
 
 def concept_roles(rel: Release) -> dict[str, set[str]]:

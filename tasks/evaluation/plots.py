@@ -32,6 +32,14 @@ def _langs(res: EvaluationResults) -> list[str]:
     return (["en"] if "en" in seen else []) + [l for l in seen if l != "en"]
 
 
+def _save(plt, fig, path: Path) -> None:
+    """Write a picture without clock or version metadata, and free it."""
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, metadata=_METADATA)
+    plt.close(fig)
+
+
 def heatmap(res: EvaluationResults, retriever: str, split: str, path: Path) -> None:
     import numpy as np
 
@@ -58,10 +66,7 @@ def heatmap(res: EvaluationResults, retriever: str, split: str, path: Path) -> N
     ax.set_yticks(range(len(tasks)), tasks)
     ax.set_title(f"nDCG@10, {retriever}, {split} split (release {res.release})", fontsize=10)
     fig.colorbar(im, ax=ax, fraction=0.046, pad=0.04)
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, metadata=_METADATA)
-    plt.close(fig)
+    _save(plt, fig, path)
 
 
 def tiers_chart(res: EvaluationResults, retriever: str, split: str, path: Path) -> bool:
@@ -88,10 +93,7 @@ def tiers_chart(res: EvaluationResults, retriever: str, split: str, path: Path) 
     ax.set_ylabel("accuracy@1 within the set")
     ax.set_title(f"Concept discrimination by tier, {retriever}, {split} split", fontsize=10)
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, title="tier", title_fontsize=8)
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, metadata=_METADATA)
-    plt.close(fig)
+    _save(plt, fig, path)
     return True
 
 
@@ -122,10 +124,7 @@ def pivot_gap_chart(res: EvaluationResults, split: str, path: Path) -> bool:
     ax.set_ylabel("pivot - native nDCG@10")
     ax.set_title(f"Language gap on the same items, {split} split (hatched: item difficulty)", fontsize=10)
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, title="system", title_fontsize=8)
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, metadata=_METADATA)
-    plt.close(fig)
+    _save(plt, fig, path)
     return True
 
 
