@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from common.errors import InputError
 from tests.conftest import ROOT
-from tests import test_adapters as fx
+from tests.tasks.sources import test_adapters as fx
 
 FUZZ = settings(max_examples=60, deadline=None, derandomize=True, database=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.large_base_example])
@@ -117,7 +117,7 @@ def test_rrf_reader_fuzz(work, data, name):
 from umls.derive_sample import _read_babelon  # noqa: E402
 from umls.obo import read_obo  # noqa: E402
 from umls.obo_vocabulary import _read_do_tsv  # noqa: E402
-from tests.test_obo import DOC as OBO_DOC  # noqa: E402
+from tests.umls.test_obo import DOC as OBO_DOC  # noqa: E402
 
 BABELON = ("subject_id\tsource_language\ttranslation_language\tpredicate_id\tsource_value\ttranslation_status\ttranslation_value\n"
            "HP:0000001\ten\tfr\trdfs:label\tAll\tOFFICIAL\tTous\n"

@@ -285,7 +285,7 @@ from tasks.allocation.hierarchy import Hierarchy  # noqa: E402
 from tasks.allocation.lexicon import Lexicon  # noqa: E402
 from tasks.allocation.similarity import mean_similarity  # noqa: E402
 from tasks.allocation.tiers import HARD_MIN_COVERAGE, MEDIUM_MAX_COVERAGE, ConceptInfo, ConfusionCandidate  # noqa: E402
-from tests.test_confusion_tiers import lexicon_of, synthetic_vocabulary  # noqa: E402
+from tests.tasks.allocation.test_confusion_tiers import lexicon_of, synthetic_vocabulary  # noqa: E402
 
 STEMS = ["cardi", "nephr", "hepat", "neur", "oste", "derm", "gastr", "pulmon", "thyr", "arthr", "myel", "angi"]
 SUFFIXES = ["itis", "osis", "oma", "algia", "opathy", "ectomy", "plasia", "emia"]
@@ -1078,7 +1078,7 @@ def test_entry_parts_are_values():
 
 # ============================================================================ audit tier check
 
-from tests.test_tier_check import REGISTRY, _sets as _tier_sets, _write_cell as _write_cd_cell  # noqa: E402
+from tests.tasks.audit.test_tier_check import REGISTRY, _sets as _tier_sets, _write_cell as _write_cd_cell  # noqa: E402
 
 
 def _tier_check(root: Path, sets: list) -> tuple:

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from mmedbench.cli import app
 from tests.conftest import ROOT, require_shared
-from tests.test_obo_vocabulary import BABELON_DE, write_data
+from tests.umls.test_obo_vocabulary import BABELON_DE, write_data
 
 
 def _config(tmp_path: Path, fmt: str, vocab: Path, languages: list[str]) -> Path:

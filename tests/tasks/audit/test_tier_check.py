@@ -8,7 +8,7 @@ from pathlib import Path
 from schemas.config import load_registry
 from tasks.audit.checks import TIER_MIN_SETS, Release, check_tiers
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[3]
 REGISTRY = load_registry(ROOT / "configs" / "languages.toml")
 
 

@@ -14,7 +14,7 @@ from schemas.records import SourceItem, Translation
 from tasks.translation.memory import TranslationMemory, source_key
 from tasks.sources.passages import read_sample_jsonl
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 LANGS = {"en", "fr", "ja"}
 
 

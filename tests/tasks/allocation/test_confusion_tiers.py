@@ -16,7 +16,7 @@ from tasks.allocation.tiers import (EASY_DEPTH, HARD_MIN_COVERAGE, MEDIUM_CONFUS
 from umls.vocabulary import build_vocabulary
 
 K = 3
-SAMPLE_RRF = Path(__file__).resolve().parent.parent / "umls" / "sample"
+SAMPLE_RRF = Path(__file__).resolve().parents[3] / "umls" / "sample"
 DISORDER, DRUG = "T047", "T121"
 
 # A four-level disorder tree: root -> area -> branch -> leaves. Leaves in different areas

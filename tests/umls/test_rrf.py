@@ -9,7 +9,7 @@ import pytest
 from common.errors import InputError
 from umls.rrf import COLUMNS, read_rrf, read_rrf_table
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "umls" / "sample"
 SHARED_META = ROOT.parent / "shared" / "data" / "scispacy-umls-fixture" / "umls_META"
 

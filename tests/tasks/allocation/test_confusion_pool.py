@@ -14,7 +14,7 @@ from common.errors import InputError
 from tasks.allocation import confusion
 from tasks.allocation.allocator import Allocator, Realization
 from tasks.allocation.confusion import build_candidates, computed_on, lazy_candidates, set_workers
-from tests.test_confusion_tiers import K, lexicon_of, synthetic_vocabulary
+from tests.tasks.allocation.test_confusion_tiers import K, lexicon_of, synthetic_vocabulary
 
 SEED = 11
 

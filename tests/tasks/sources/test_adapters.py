@@ -68,7 +68,7 @@ def test_registry_names_and_signature():
 
 
 def test_sample_jsonl_is_the_projects_own_adapter():
-    items = read("sample-jsonl", Path(__file__).parents[1] / "sources" / "sample" / "xqa.jsonl")
+    items = read("sample-jsonl", Path(__file__).parents[3] / "sources" / "sample" / "xqa.jsonl")
     assert items and all(isinstance(i, SourceItem) for i in items)
 
 

@@ -17,7 +17,7 @@ import pytest
 
 from tasks.release.stage import _remove_stale, _version_lock
 from tests.conftest import ROOT, SAMPLE_CONFIG
-from tests.test_interrupts import cli, finish, tree
+from tests.cli.test_interrupts import cli, finish, tree
 
 
 def _hold_lock(root: str, version: str, ready, seconds: float) -> None:
@@ -130,7 +130,7 @@ def test_a_different_build_of_the_same_version_is_a_conflict(raced, tmp_path):
 
 @pytest.mark.slow
 def test_two_add_language_runs_of_one_version_publish_once(raced, tmp_path):
-    from tests.test_add_language import german_config
+    from tests.flows.test_add_language import german_config
 
     root, _ = raced
     cfg = german_config(tmp_path)

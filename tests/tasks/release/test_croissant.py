@@ -374,7 +374,7 @@ def test_the_card_and_readme_one_liners_run(sample_build):
 # ----------------------------------------------------------------------------- add-language
 def test_an_add_language_release_describes_all_its_cells(sample_build, tmp_path):
     from flows.add_language import add_language_flow
-    from tests.test_add_language import german_config
+    from tests.flows.test_add_language import german_config
 
     result = add_language_flow(str(sample_build["release"]), str(german_config(tmp_path)), release_dir=str(tmp_path / "releases"),
                                work_dir=str(sample_build["base"] / "work"))

@@ -12,7 +12,7 @@ import pytest
 from common.errors import InputError
 from common.workers import run_isolated
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _pid_and_sum(a: int, b: int = 0) -> tuple[int, int]:

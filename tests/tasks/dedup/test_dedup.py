@@ -11,7 +11,7 @@ from common.text import char_shingles, jaccard
 from tasks.dedup.minhash import lsh_query_banded
 from tasks.dedup.near_duplicates import Duplicate, NearDuplicateIndex, find_duplicates
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 THRESHOLD, NUM_PERM, SEED = 0.7, 128, 20261122
 
 # 20 words
@@ -129,7 +129,7 @@ def test_deterministic_for_a_seed():
 _SCRIPT = """
 import json, sys
 sys.path.insert(0, sys.argv[1])
-from tests.test_dedup import RECORDS, dups
+from tests.tasks.dedup.test_dedup import RECORDS, dups
 print(json.dumps([[d.item_id, d.kept_id, d.namespace, d.jaccard] for d in dups(RECORDS)]))
 """
 

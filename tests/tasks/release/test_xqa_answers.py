@@ -20,10 +20,10 @@ from tasks.grounding.stage import (
 from tasks.allocation.concept_entries import EntryParts
 from tasks.release.writers import _item_documents
 from tasks.sources.stage import load_sources
-from tests.test_adapters import (
+from tests.tasks.sources.test_adapters import (
     cnm, fmc, iga_question, iga_translation, igakuqa_tree, mmed, pqa, read, write_json, write_jsonl,
 )
-from tests.test_grounding_matchers import _lang
+from tests.tasks.grounding.test_grounding_matchers import _lang
 
 
 # ------------------------------------------------------------------------------ records

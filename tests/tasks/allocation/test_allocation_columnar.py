@@ -260,7 +260,7 @@ def test_coverage_does_not_depend_on_the_hash_seed():
     import sys
     from pathlib import Path
 
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[3]
     outs = {subprocess.run([sys.executable, "-c", _SEED_PROBE], capture_output=True, text=True, check=True, cwd=root,
                            env={"PYTHONPATH": str(root), "PYTHONHASHSEED": seed}).stdout for seed in ("0", "1", "2", "3")}
     assert len(outs) == 1, outs

@@ -27,7 +27,7 @@ from tasks.translation.engines import Engine, RetryPolicy, Secret, open_engine
 from tasks.translation.memory import TranslationMemory
 from tasks.translation.tm_store import TMStore, read_entries, translate_texts
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 REGISTRY = load_registry(ROOT / "configs" / "languages.toml")
 EN, FR = REGISTRY["en"], REGISTRY["fr"]
 SECRET = "sk-test-7f3a9c1e-do-not-log"

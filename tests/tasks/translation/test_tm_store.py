@@ -16,7 +16,7 @@ from tasks.translation.engines import TextResult
 from tasks.translation.memory import TranslationMemory
 from tasks.translation.tm_store import TMStore, read_entries, store_key, translate_texts
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 REGISTRY = load_registry(ROOT / "configs" / "languages.toml")
 FIELDS = set(Translation.model_fields)
 

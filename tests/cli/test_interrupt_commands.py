@@ -7,13 +7,13 @@ import signal
 import pytest
 
 from tests.evaluation_release import make_tiny_release
-from tests.test_interrupts import BUILD_LINE, cli, finish, held_cli, stop, tree
+from tests.cli.test_interrupts import BUILD_LINE, cli, finish, held_cli, stop, tree
 
 pytestmark = pytest.mark.slow
 
 
 def test_sigterm_stops_add_language(sample_build, tmp_path):
-    from tests.test_add_language import german_config
+    from tests.flows.test_add_language import german_config
 
     releases = tmp_path / "releases"
     proc = held_cli("release:written", tmp_path, "add-language", str(sample_build["release"]), "--config",

@@ -20,7 +20,7 @@ from tasks.translation.gates import (
     translation_gates,
 )
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 @pytest.fixture(scope="module")

@@ -19,7 +19,7 @@ import pytest
 from common.errors import InputError
 from schemas.config import load_config
 from tests.conftest import ROOT, require_shared
-from tests.test_obo_vocabulary import PREFERRED_EN, write_data
+from tests.umls.test_obo_vocabulary import PREFERRED_EN, write_data
 from umls.code_names import add_code_names, normalize_code, own_code
 from umls.configured import build_configured_vocabulary
 from umls.obo_vocabulary import build_obo_vocabulary
