@@ -2,7 +2,7 @@
 
     python benchmarks/mutation.py                       # every module in MODULES, with its tests
     python benchmarks/mutation.py --module tasks/dedup/near_duplicates.py
-    python benchmarks/mutation.py --module umls/rrf.py --tests "tests/test_rrf.py tests/test_mutants.py -k rrf"
+    python benchmarks/mutation.py --module umls/rrf.py --tests "tests/umls/test_rrf.py -k pattern"
     python benchmarks/mutation.py --module umls/rrf.py --list      # the mutants, nothing run
     python benchmarks/mutation.py --json benchmarks/out/mutation.json --jobs 2
 
@@ -46,39 +46,41 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
-# The modules measured and the test subset each uses (fast, targeted; all "not slow").
-# `tests/test_mutants.py#section` runs only that section of the file (its `# ===...`
-# header names it): one mutant's run then costs seconds, not the whole file.
+# The modules measured and the test subset each uses (fast, targeted; all "not slow"): the
+# module's own test files under tests/ (which mirrors the packages), and the neighbours that
+# pin what the module computes for them.
+_DEDUP = ["tests/tasks/dedup/test_dedup.py",
+          "--deselect", "tests/tasks/dedup/test_dedup.py::test_deterministic_across_processes_and_hash_seeds"]
+_ALLOCATION = "tests/tasks/allocation/"
 MODULES: dict[str, list[str]] = {
-    "tasks/dedup/near_duplicates.py": [
-        "tests/test_mutants.py#near-duplicates", "tests/test_dedup.py",
-        "--deselect", "tests/test_dedup.py::test_deterministic_across_processes_and_hash_seeds",
-    ],
-    "tasks/dedup/minhash.py": ["tests/test_mutants.py#near-duplicates", "tests/test_minhash.py"],
-    "umls/rrf.py": ["tests/test_mutants.py#RRF reader", "tests/test_rrf.py", "tests/test_fuzz_readers.py::test_rrf_reader_fuzz"],
+    "tasks/dedup/near_duplicates.py": _DEDUP,
+    "tasks/dedup/minhash.py": ["tests/tasks/dedup/test_minhash.py", *_DEDUP],
+    "umls/rrf.py": ["tests/umls/test_rrf.py", "tests/test_fuzz_readers.py::test_rrf_reader_fuzz"],
     # the confusion sets: the tier rules, and the lexicon, hierarchy and name similarity they
     # read; confusion.py itself is the runtime (lazy, memoised, forked workers)
-    "tasks/allocation/tiers.py": ["tests/test_tier_rules.py", "tests/test_mutants.py#confusion sets",
-                                  "tests/test_confusion_tiers.py", "-k", "not sample_vocabulary"],
-    "tasks/allocation/lexicon.py": ["tests/test_mutants.py#confusion sets", "tests/test_confusion_tiers.py",
-                                    "tests/test_allocation_columnar.py", "tests/test_index_entries.py", "-k", "not sample_vocabulary"],
-    "tasks/allocation/hierarchy.py": ["tests/test_confusion_tiers.py", "tests/test_allocation_columnar.py", "-k", "not sample_vocabulary"],
-    "tasks/allocation/similarity.py": ["tests/test_name_similarities.py", "tests/test_mutants.py#confusion sets"],
-    "tasks/allocation/confusion.py": ["tests/test_confusion_pool.py", "tests/test_allocation_columnar.py",
-                                      "tests/test_mutants.py#confusion sets", "-k", "not sample_vocabulary"],
-    # (tests/test_allocation_properties.py: hypothesis over whole allocations, 4 minutes per
-    # run on a loaded machine; its contracts are pinned exactly in test_mutants.py#allocator)
-    "tasks/allocation/allocator.py": ["tests/test_mutants.py#allocator", "tests/test_cd_targets.py"],
-    "tasks/allocation/concept_entries.py": ["tests/test_concept_entries.py", "tests/test_mutants.py#concept entries"],
-    "tasks/audit/checks.py": ["tests/test_mutants.py#audit checks", "tests/test_mutants.py#audit tier check",
-                              "tests/test_tier_check.py"],
+    "tasks/allocation/tiers.py": [_ALLOCATION + "test_tier_rules.py", _ALLOCATION + "test_confusion_tiers.py",
+                                  _ALLOCATION + "test_lexicon.py", "-k", "not sample_vocabulary"],
+    "tasks/allocation/lexicon.py": [_ALLOCATION + "test_lexicon.py", _ALLOCATION + "test_confusion_tiers.py",
+                                    _ALLOCATION + "test_tier_rules.py", _ALLOCATION + "test_allocation_columnar.py",
+                                    _ALLOCATION + "test_index_entries.py", "-k", "not sample_vocabulary"],
+    "tasks/allocation/hierarchy.py": [_ALLOCATION + "test_confusion_tiers.py", _ALLOCATION + "test_allocation_columnar.py",
+                                      "-k", "not sample_vocabulary"],
+    "tasks/allocation/similarity.py": [_ALLOCATION + "test_name_similarities.py", _ALLOCATION + "test_confusion_tiers.py",
+                                       "-k", "not sample_vocabulary"],
+    "tasks/allocation/confusion.py": [_ALLOCATION + "test_confusion_pool.py", _ALLOCATION + "test_allocation_columnar.py",
+                                      _ALLOCATION + "test_confusion_tiers.py", "-k", "not sample_vocabulary"],
+    # (test_allocation_properties.py: hypothesis over whole allocations, 4 minutes per run on a
+    # loaded machine; its contracts are pinned exactly in test_allocator.py)
+    "tasks/allocation/allocator.py": [_ALLOCATION + "test_allocator.py", _ALLOCATION + "test_cd_targets.py"],
+    "tasks/allocation/concept_entries.py": [_ALLOCATION + "test_concept_entries.py"],
+    "tasks/audit/checks.py": ["tests/tasks/audit/test_checks.py", "tests/tasks/audit/test_tier_check.py"],
 }
 
 # (module, source line stripped, mutation[, column, end column[, occurrence]]) -> why the
 # mutant cannot change behaviour. Columns (of the mutated node, as --list shows them) only
 # where one line has two alike mutants; the occurrence (0, 1, ...) where the same statement
 # appears more than once in the module.
-_MINHASH_PERF_ONLY = 'performance only: results are identical for every value (tests/test_minhash.py::test_tiny_caches_and_chunks_change_nothing)'
+_MINHASH_PERF_ONLY = 'performance only: results are identical for every value (tests/tasks/dedup/test_minhash.py::test_tiny_caches_and_chunks_change_nothing)'
 
 EQUIVALENT: dict[tuple, str] = {
     ("tasks/dedup/near_duplicates.py", 'm.update_batch([s.encode("utf-8") for s in sorted(shingles)])', "sorted(x) -> x"):
@@ -143,9 +145,9 @@ EQUIVALENT: dict[tuple, str] = {
     ("tasks/allocation/similarity.py", "_PAD = 0x1FFFFF  # above every code point: pads a name of 1 or 2 characters to its one shingle",
      "2097151 -> 2097152"): "any pad above U+10FFFF and under 2**21 works alike: it only marks a short name's missing characters",
     ("tasks/allocation/similarity.py", "SMALL_BATCH = 8  # fewer names than this: Python sets (numpy's fixed cost per call is more)",
-     "8 -> 9"): "both paths give the same floats (tests/test_name_similarities.py): which one runs is speed only",
+     "8 -> 9"): "both paths give the same floats (tests/tasks/allocation/test_name_similarities.py): which one runs is speed only",
     ("tasks/allocation/similarity.py", "if len(names) < SMALL_BATCH:", "< -> <="):
-        "both paths give the same floats (tests/test_name_similarities.py): which one runs is speed only",
+        "both paths give the same floats (tests/tasks/allocation/test_name_similarities.py): which one runs is speed only",
     ("tasks/allocation/similarity.py", "counts = np.where(lens >= 3, lens - 2, (lens > 0).astype(np.int64))", ">= -> >"):
         "a name of exactly 3 characters has 3 - 2 = 1 trigram either way",
     ("tasks/allocation/similarity.py", "counts = np.where(lens >= 3, lens - 2, (lens > 0).astype(np.int64))", "3 -> 4"):
@@ -167,7 +169,7 @@ EQUIVALENT: dict[tuple, str] = {
     ("tasks/allocation/hierarchy.py", "if len(parents) == 1:  # the common case: one parent's children, ascending already", "1 -> 2"):
         "the general path computes the same sorted siblings; the one-parent path is a shortcut",
     ("tasks/allocation/confusion.py", "if self._sent <= self._pos:  # nothing sent ahead: send the batch to read now", "<= -> <"):
-        "scheduling only: which targets go to the workers when; the lists are the same (tests/test_confusion_pool.py)",
+        "scheduling only: which targets go to the workers when; the lists are the same (tests/tasks/allocation/test_confusion_pool.py)",
     ("tasks/allocation/confusion.py", "SET_BATCH = 64  # targets per batch sent to the workers (two batches ahead of a tier's reader at most)",
      "64 -> 65"): "batch size: scheduling only (tested at 1, 3 and 64)",
     ("tasks/allocation/confusion.py", "_CHUNK = 4  # targets per message to a worker: a few tens of ms of work at paper scale", "4 -> 5"):
@@ -352,46 +354,6 @@ def _module_name(rel: str) -> str:
     return rel[:-3].replace("/", ".")
 
 
-class _Sections:
-    """pytest plugin: keep only the tests of `file` defined under the named section headers
-    (`# ===... name` lines); the file's other tests are deselected."""
-
-    def __init__(self, wanted: dict[str, set[str]]):
-        self.ranges = {}
-        for file, names in wanted.items():
-            lines = (ROOT / file).read_text(encoding="utf-8").splitlines()
-            heads = [(i + 1, l.strip("# =-").strip()) for i, l in enumerate(lines) if l.startswith("# ====")]
-            missing = names - {n for _, n in heads}
-            if missing:
-                raise SystemExit(f"{file}: no section {sorted(missing)} (sections: {[n for _, n in heads]})")
-            bounds = [*heads, (len(lines) + 1, "")]
-            self.ranges[str((ROOT / file).resolve())] = [(a, b) for (a, n), (b, _) in zip(bounds, bounds[1:]) if n in names]
-
-    def pytest_collection_modifyitems(self, config, items):
-        keep, drop = [], []
-        for item in items:
-            spans = self.ranges.get(str(Path(item.fspath).resolve()))
-            line = item.location[1] + 1
-            (keep if spans is None or any(a <= line < b for a, b in spans) else drop).append(item)
-        if drop:
-            config.hook.pytest_deselected(items=drop)
-            items[:] = keep
-
-
-def pytest_args(tests: list[str]) -> tuple[list[str], _Sections]:
-    """`file#section` arguments become the file plus a section filter."""
-    args, wanted = [], {}
-    for t in tests:
-        if "#" in t and not t.startswith("-"):
-            file, name = t.split("#", 1)
-            wanted.setdefault(file, set()).add(name)
-            if file not in args:
-                args.append(file)
-        else:
-            args.append(t)
-    return args, _Sections(wanted)
-
-
 def _child(rel: str, code, tests: list[str]) -> None:
     """In the forked child: install the mutant, run pytest, exit with its code."""
     try:
@@ -406,9 +368,7 @@ def _child(rel: str, code, tests: list[str]) -> None:
         settings.load_profile("mutation")
         import pytest
 
-        args, sections = pytest_args(tests)
-        rc = pytest.main([*args, "-x", "-q", "-m", "not slow", "-p", "no:cacheprovider", "--no-header",
-                          "-W", "ignore"], plugins=[sections])
+        rc = pytest.main([*tests, "-x", "-q", "-m", "not slow", "-p", "no:cacheprovider", "--no-header", "-W", "ignore"])
         os._exit(int(rc))
     except BaseException:  # noqa: BLE001 - a crash of the mutant is a kill
         os._exit(98)

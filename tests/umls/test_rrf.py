@@ -1,11 +1,15 @@
 """umls.rrf: streaming RRF reader, column pruning and InputError reporting (file:line, field)."""
 from __future__ import annotations
 
+import errno
 from pathlib import Path
 
 import pyarrow as pa
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
+import umls.rrf as rrf
 from common.errors import InputError
 from umls.rrf import COLUMNS, read_rrf, read_rrf_table
 
@@ -293,3 +297,112 @@ def test_committed_sample_parses_and_every_concept_has_a_semantic_type():
     assert set(tables["MRDEF.RRF"].column("CUI").to_pylist()) <= conso_cuis
     langs = set(tables["MRCONSO.RRF"].column("LAT").to_pylist())
     assert "ENG" in langs and len(langs) > 1  # a multilingual sample
+
+
+# --- contracts a one-token change would break (benchmarks/mutation.py) ---------------------------
+
+ROW = "C0000005|ENG|P|L0000005|PF|S0007492|Y|A26634265||M0019694|D012711|MSH|PEP|D012711|Albumin|0|N|256|"
+
+
+def _rrf(tmp_path: Path, lines: list[str], name: str = "MRCONSO.RRF", end: str = "\n") -> Path:
+    """`end` after every line (the last one too); "" leaves the last line without a newline."""
+    path = tmp_path / name
+    path.write_bytes("".join(line + (end or "\n") for line in lines)[: None if end or not lines else -1].encode("utf-8"))
+    return path
+
+
+def _error(path: Path, columns=("CUI", "LAT", "ISPREF", "SRL"), **kw) -> InputError:
+    with pytest.raises(InputError) as exc:
+        rrf.read_rrf_table(path, list(columns), **kw) if not kw else list(rrf.read_rrf(path, list(columns), **kw))
+    return exc.value
+
+
+VALUES = st.one_of(
+    st.sampled_from(["C0000005", "C1234567", "ENG", "FRE", "Y", "N", "0", "9", "EN1", "ÉNG", "C000000٣", "CA123456",
+                     "C00000005", "c0000005", "C000000", "", "Y ", "YN", "١", "E", "ENGL", "eng", "T116"]),
+    st.text(alphabet="C0123456789ENGYNÉ٣é ", max_size=9),
+)
+
+
+@settings(max_examples=40, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(values=st.lists(VALUES, min_size=1, max_size=40), column=st.sampled_from(["CUI", "LAT", "SRL", "ISPREF"]))
+def test_the_fast_pre_check_agrees_with_the_pattern(values, column):
+    """`_cheap_ok` is exact: never accepts what the pattern refuses (LAT 'EN1' or 'ÉNG', a
+    CUI with a non-ASCII digit), and accepts every valid value (else the slow regex runs)."""
+    import re
+
+    pattern = rrf.PATTERNS["MRCONSO.RRF"][column]
+    cheap = rrf._cheap_ok(pa.array(values, pa.string()), column)
+    assert cheap is not None
+    assert cheap.to_pylist() == [bool(re.fullmatch(pattern, v, re.ASCII)) for v in values], column
+
+
+@pytest.mark.parametrize("field,bad", [("LAT", "EN1"), ("LAT", "ÉNG"), ("CUI", "C000000٣"), ("CUI", "CA123456"), ("SRL", "١")])
+def test_values_the_pattern_forbids_are_refused_with_line_and_field(tmp_path, field, bad):
+    fields = ROW.split("|")
+    fields[rrf.COLUMNS["MRCONSO.RRF"].index(field)] = bad
+    path = _rrf(tmp_path, [ROW, ROW, "|".join(fields), ROW])
+    err = _error(path)
+    assert (err.line, err.field) == (3, field) and repr(bad) in str(err)
+
+
+def test_undecodable_byte_names_line_and_column(tmp_path):
+    path = tmp_path / "MRCONSO.RRF"
+    path.write_bytes(((ROW + "\n") * 2).encode() + ROW.encode().replace(b"Albumin", b"Alb\xffumin") + b"\n")
+    err = _error(path, columns=("CUI", "STR"))
+    assert (err.line, err.field) == (3, "STR") and f"byte 0xff at column {ROW.index('Albumin') + 4}" in str(err), str(err)
+    assert rrf.read_rrf_table(path, ["CUI"]).num_rows == 3  # a column not read is not decoded (as pyarrow skips it)
+
+
+def test_the_last_line_without_a_newline_is_checked_too(tmp_path):
+    path = _rrf(tmp_path, [ROW, ROW.replace("C0000005", "X0000005", 1)], end="")
+    err = _error(path)
+    assert (err.line, err.field) == (2, "CUI")
+
+
+def test_line_numbers_follow_every_line_break_pyarrow_knows(tmp_path):
+    path = tmp_path / "MRCONSO.RRF"
+    path.write_bytes((ROW + "\r\n" + ROW + "\r" + ROW + "\n" + ROW[:-1] + "\n" + ROW + "\n").encode())
+    err = _error(path)
+    assert err.line == 4 and "found 17" in str(err)
+
+
+def test_a_blank_line_is_malformed(tmp_path):
+    err = _error(_rrf(tmp_path, [ROW, ROW, "", ROW]))
+    assert err.line == 3 and "found 0" in str(err)
+
+
+def test_missing_trailing_bar_and_text_after_it(tmp_path):
+    assert _error(_rrf(tmp_path, [ROW, ROW + "x"])).line == 2
+    err = _error(_rrf(tmp_path, [ROW, ROW, ROW + "x"]), columns=("STR",))
+    assert err.line == 3 and "end with '|'" in str(err)
+
+
+def test_a_line_longer_than_a_block_is_an_input_error_not_a_crash(tmp_path):
+    path = _rrf(tmp_path, [ROW] * 3)
+    err = _error(path, block_size=64)
+    assert "unreadable RRF" in str(err)
+
+
+def test_a_folder_and_an_unreadable_file_are_input_errors(tmp_path, monkeypatch):
+    (tmp_path / "MRCONSO.RRF").mkdir()
+    assert "found a folder" in str(_error(tmp_path / "MRCONSO.RRF"))
+
+    def fail(*_a):
+        raise OSError(errno.EIO, "Input/output error")
+
+    monkeypatch.setattr(rrf, "_first_problem", fail)
+    assert "cannot be read (Input/output error)" in str(rrf._located(tmp_path / "MRCONSO.RRF", "MRCONSO.RRF", [], {}, InputError("x", "y")))
+
+
+def test_a_problem_only_pyarrow_sees_keeps_its_message(tmp_path, monkeypatch):
+    monkeypatch.setattr(rrf, "_first_problem", lambda *_a: None)
+    fallback = InputError("x", "y")
+    assert rrf._located(tmp_path, "MRCONSO.RRF", [], {}, fallback) is fallback
+
+
+def test_valid_rows_stream_in_order_with_empty_fields_as_empty_strings(tmp_path):
+    rows = [ROW, ROW.replace("C0000005", "C0000006", 1).replace("||M0019694", "|X|M0019694")]
+    table = rrf.read_rrf_table(_rrf(tmp_path, rows), ["CUI", "SAUI", "ISPREF"])
+    assert table.to_pylist() == [{"CUI": "C0000005", "SAUI": "", "ISPREF": "Y"}, {"CUI": "C0000006", "SAUI": "X", "ISPREF": "Y"}]
+    assert rrf.read_rrf_table(_rrf(tmp_path, []), ["CUI"]).num_rows == 0

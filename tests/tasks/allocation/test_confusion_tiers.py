@@ -1,6 +1,8 @@
 """Confusion-set tiers (tasks/allocation/confusion.py): structural and lexical properties of each tier."""
 from __future__ import annotations
 
+import hashlib
+import json
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -12,7 +14,8 @@ from tasks.allocation.confusion import build_candidates
 from tasks.allocation.hierarchy import Hierarchy
 from tasks.allocation.lexicon import Lexicon
 from tasks.allocation.tiers import (EASY_DEPTH, HARD_MIN_COVERAGE, MEDIUM_CONFUSERS, MEDIUM_DEPTH, MEDIUM_MAX_COVERAGE, ConceptInfo,
-                                    TierPools, tier_set)
+                                    ConfusionCandidate, TierPools, tier_set)
+from tests.tasks.allocation.test_lexicon import lexicon_of_texts
 from umls.vocabulary import build_vocabulary
 
 K = 3
@@ -302,3 +305,196 @@ def test_sample_vocabulary_tier_structure(sample_vocab):
             # the sample is nearly all one semantic group, so "other" means another type
             assert concepts[d].tui != concepts[s.target_cui].tui
     assert build_candidates(concepts, h, K, 3, targets, lex) == tiers
+
+
+# Contracts of tasks/allocation/confusion.py: inputs -> the exact sets (other helpers may
+# rewrite its internals for speed; the outputs must stay byte-identical).
+
+STEMS = ["cardi", "nephr", "hepat", "neur", "oste", "derm", "gastr", "pulmon", "thyr", "arthr", "myel", "angi"]
+SUFFIXES = ["itis", "osis", "oma", "algia", "opathy", "ectomy", "plasia", "emia"]
+QUALIFIERS = ["acute", "chronic", "primary", "secondary", "familial", "juvenile", "toxic", "benign"]
+
+
+def big_vocabulary() -> tuple[dict[str, ConceptInfo], Hierarchy, Lexicon]:
+    """587 disorders (12 areas x 8 lesions x 3..7 qualified leaves: more of one type than a
+    target's POOL window) and 60 drugs. A leaf's entry also names the same lesion of an organ
+    five areas away, so every tier has candidates: siblings (hard), far look-alikes (medium),
+    drugs (easy)."""
+    concepts: dict[str, ConceptInfo] = {}
+    parents: list[tuple[str, str]] = []
+
+    def add(name: str, tui: str, parent: str | None) -> str:
+        cui = f"C{len(concepts) + 1:07d}"
+        concepts[cui] = ConceptInfo(cui, tui, "DISO" if tui == "T047" else "CHEM", name)
+        if parent:
+            parents.append((cui, parent))
+        return cui
+
+    root = add("disease", "T047", None)
+    for i, stem in enumerate(STEMS):
+        area = add(f"{stem} disease", "T047", root)
+        for j, suffix in enumerate(SUFFIXES):
+            branch = add(f"{stem}{suffix}", "T047", area)
+            for q in QUALIFIERS[: 3 + (i + j) % 5]:
+                add(f"{q} {stem}{suffix}", "T047", branch)
+    drug = add("drug", "T121", None)
+    for i in range(60):
+        add(f"compound {chr(97 + i % 26)}{chr(97 + (i * 7) % 26)}{i}", "T121", drug)
+
+    def entry(name: str) -> str:
+        word = name.split()[-1]
+        for s, stem in enumerate(STEMS):
+            if word.startswith(stem) and " " in name:
+                return f"{name}; see also {STEMS[(s + 5) % len(STEMS)]}{word[len(stem):]} disorder"
+        return name
+
+    lexicon = Lexicon({c: [entry(i.name)] for c, i in concepts.items()}, {c: [i.name] for c, i in concepts.items()},
+                      frozenset({"disorder"}))
+    return concepts, Hierarchy(parents), lexicon
+
+
+def _dump(got: dict[str, list[ConfusionCandidate]]) -> dict[str, list]:
+    return {t: [[s.target_cui, list(s.distractor_cuis)] for s in sets] for t, sets in got.items()}
+
+
+def _digest(got) -> str:
+    return hashlib.sha256(json.dumps(_dump(got)).encode()).hexdigest()[:16]
+
+
+@pytest.fixture(scope="module")
+def big():
+    return big_vocabulary()
+
+
+@pytest.mark.parametrize("k,seed,one_tier,counts,first,digest", [
+    (3, 1, False, (93, 83, 83),
+     {"easy": ["C0000372", ["C0000602", "C0000617", "C0000646"]], "medium": ["C0000428", ["C0000183", "C0000475", "C0000479"]],
+      "hard": ["C0000155", ["C0000151", "C0000152", "C0000153"]]}, "c532cac2ab464245"),
+    (2, 9, True, (37, 28, 28),
+     {"easy": ["C0000379", ["C0000592", "C0000616"]], "medium": ["C0000344", ["C0000099", "C0000202"]],
+      "hard": ["C0000204", ["C0000203", "C0000201"]]}, "281b8dcd66db6c9d"),
+    (3, 2, True, (37, 28, 28), None, "4d66cc6332a40423"),
+])
+def test_candidates_of_a_large_vocabulary_are_pinned(big, k, seed, one_tier, counts, first, digest):
+    """Every tier's sets, in order, for every 7th concept as a target (windows wrap around a
+    type larger than POOL; ancestors are left out of them). The digest pins all of it."""
+    concepts, h, lexicon = big
+    got = build_candidates(concepts, h, k, seed, sorted(concepts)[::7], lexicon, one_tier_per_target=one_tier)
+    assert tuple(len(got[t]) for t in ("easy", "medium", "hard")) == counts
+    if first:
+        assert {t: _dump(got)[t][0] for t in got} == first
+    assert _digest(got) == digest
+
+
+def test_one_tier_per_target_rotates_from_tier_i_mod_3_and_falls_through(big):
+    """Target i takes the first feasible of easy, medium, hard starting at i mod 3, and the
+    set it gets is the one it would get without the rotation."""
+    for concepts, h, lexicon, seed in ((*synthetic_vocabulary(), None, 11), (*big, 4)):
+        lexicon = lexicon or lexicon_of(concepts)
+        targets = sorted(concepts)[::3]
+        every = build_candidates(concepts, h, 3, seed, targets, lexicon)
+        by_tier = {t: {s.target_cui: s for s in sets} for t, sets in every.items()}
+        got = build_candidates(concepts, h, 3, seed, targets, lexicon, one_tier_per_target=True)
+        tier_of = {s.target_cui: t for t, sets in got.items() for s in sets}
+        names = ("easy", "medium", "hard")
+        expected = {}
+        for i, cui in enumerate(targets):
+            feasible = [names[(i + j) % 3] for j in range(3) if cui in by_tier[names[(i + j) % 3]]]
+            if feasible:
+                expected[cui] = feasible[0]
+        assert tier_of == expected
+        assert len(set(expected.values())) == 3 and any(  # some target fell through to a later tier
+            expected[c] != names[i % 3] for i, c in enumerate(targets) if c in expected)
+        assert all(s == by_tier[t][s.target_cui] for t, sets in got.items() for s in sets)
+
+
+def test_coverage_boundaries_decide_the_tier():
+    """T's name words alpha and beta weigh the same (3 entries each). Siblings covering exactly
+    HARD_MIN_COVERAGE (one of the two words) make a hard set; a far concept covering exactly
+    MEDIUM_MAX_COVERAGE is not 'unalike' for medium; easy needs coverage 0."""
+    assert (HARD_MIN_COVERAGE, MEDIUM_MAX_COVERAGE) == (0.5, 0.2)
+    entries = {"C0000001": "alpha beta", "C0000002": "alpha one", "C0000003": "beta two", "C0000004": "alpha three",
+               "C0000005": "beta four", "C0000006": "gamma five"}
+    concepts = {c: ConceptInfo(c, "T047", "DISO", t) for c, t in entries.items()}
+    h = Hierarchy([(c, "P") for c in ("C0000001", "C0000002", "C0000003", "C0000004")])
+    lex = lexicon_of_texts(entries)
+    assert [lex.coverage("C0000001", c) for c in ("C0000002", "C0000003", "C0000004", "C0000006")] == [0.5, 0.5, 0.5, 0.0]
+    got = build_candidates(concepts, h, 3, 1, ["C0000001"], lex)
+    assert _dump(got)["hard"] == [["C0000001", ["C0000002", "C0000004", "C0000003"]]]  # coverage tie: similarity, then id
+    assert got["medium"] == [] and got["easy"] == []  # no far concept of the type covers it; nothing of another type
+
+
+def test_medium_takes_one_far_look_alike_and_unalike_others():
+    entries = {"C0000001": "alpha beta", "C0000002": "alpha beta gamma", "C0000003": "delta one", "C0000004": "delta two",
+               "C0000005": "alpha delta three"}
+    concepts = {c: ConceptInfo(c, "T047", "DISO", t) for c, t in entries.items()}
+    lex = lexicon_of_texts(entries)
+    assert lex.coverage("C0000001", "C0000002") == 1.0 and lex.coverage("C0000001", "C0000003") == 0.0
+    assert 0.2 < lex.coverage("C0000001", "C0000005") < 0.5  # neither a confuser nor unalike
+    got = build_candidates(concepts, Hierarchy([]), 3, 1, ["C0000001"], lex)
+    assert _dump(got)["medium"] == [["C0000001", ["C0000002", "C0000003", "C0000004"]]]
+    assert got["hard"] == []  # no sibling; the covering concept is no hierarchy relative either, but hard needs k
+    # a hierarchy neighbour within MEDIUM_DEPTH is never medium
+    near = Hierarchy([("C0000001", "P"), ("C0000002", "Q"), ("Q", "P")])
+    assert build_candidates(concepts, near, 3, 1, ["C0000001"], lex)["medium"] == []
+
+
+def test_the_hard_top_up_admits_exactly_the_minimum_coverage():
+    """No siblings: the hard set is topped up from same-type concepts whose entries cover at
+    least HARD_MIN_COVERAGE (here exactly 0.5) of the target's name words."""
+    entries = {"C0000001": "alpha beta", "C0000002": "alpha one", "C0000003": "beta two", "C0000004": "alpha three",
+               "C0000005": "beta four"}
+    concepts = {c: ConceptInfo(c, "T047", "DISO", t) for c, t in entries.items()}
+    got = build_candidates(concepts, Hierarchy([]), 3, 1, ["C0000001"], lexicon_of_texts(entries))
+    assert _dump(got)["hard"] == [["C0000001", ["C0000002", "C0000004", "C0000003"]]]
+
+
+# medium: T's five name words weigh the same (2 entries each, 9 entries: IDF log 5.5), so
+# E's and F's entries cover exactly 1/5 = MEDIUM_MAX_COVERAGE of them; their names look
+# most like T's, which would put them first among the unalike others if they counted
+MEDIUM_ENTRIES = {"T": "a b c d e", "C": "a b c x", "D1": "q1", "D2": "q2", "E": "e z", "F": "d", "P1": "p1", "P2": "p2", "P3": "p3"}
+MEDIUM_NAMES = {"T": "apple banana", "C": "cherry", "D1": "zzzz", "D2": "yyyy", "E": "apple banana z", "F": "apple bananas"}
+
+
+def test_medium_others_cover_strictly_less_than_the_maximum():
+    concepts = {c: ConceptInfo(c, "T047", "DISO", n) for c, n in MEDIUM_NAMES.items()}
+    lex = Lexicon({c: [t] for c, t in MEDIUM_ENTRIES.items()}, {"T": ["a b c d e"]})
+    assert (lex.coverage("T", "E"), lex.coverage("T", "F"), lex.coverage("T", "C")) == (0.2, 0.2, 0.6)
+    assert _dump(build_candidates(concepts, Hierarchy([]), 3, 1, ["T"], lex))["medium"] == [["T", ["C", "D1", "D2"]]]
+
+
+def test_a_medium_set_of_one_needs_no_look_alike():
+    """k = 1: min(MEDIUM_CONFUSERS, k - 1) = 0 confusers, one unalike concept."""
+    concepts = {c: ConceptInfo(c, "T047", "DISO", n) for c, n in MEDIUM_NAMES.items() if c != "C"}
+    lex = Lexicon({c: [t] for c, t in MEDIUM_ENTRIES.items() if c != "C"}, {"T": ["a b c d e"]})
+    assert lex.look_alikes("T") == []  # no confuser: the rarest name words are in no other entry
+    assert lex.coverage("T", "F") < 0.2  # without C, d is a commoner word than a, b, c
+    assert _dump(build_candidates(concepts, Hierarchy([]), 1, 1, ["T"], lex))["medium"] == [["T", ["F"]]]  # the likest name
+
+
+def test_easy_needs_another_type_no_shared_word_and_distance():
+    entries = {"C0000001": "alpha beta", "C0000002": "one", "C0000003": "two", "C0000004": "three", "C0000005": "alpha four",
+               "C0000006": "five"}
+    tuis = {"C0000001": "T047", "C0000002": "T121", "C0000003": "T121", "C0000004": "T121", "C0000005": "T121", "C0000006": "T047"}
+    concepts = {c: ConceptInfo(c, tuis[c], "X", t) for c, t in entries.items()}
+    got = build_candidates(concepts, Hierarchy([]), 3, 1, ["C0000001"], lexicon_of_texts(entries))
+    assert _dump(got)["easy"] == [["C0000001", ["C0000002", "C0000003", "C0000004"]]]
+    near = Hierarchy([("C0000001", "A"), ("A", "B"), ("C0000004", "C"), ("C", "B")])  # a common ancestor 2 steps up
+    assert build_candidates(concepts, near, 3, 1, ["C0000001"], lexicon_of_texts(entries))["easy"] == []
+    far = Hierarchy([("C0000001", "A"), ("A", "B"), ("B", "R"), ("R", "S"), ("C0000004", "C"), ("C", "D"), ("D", "E"), ("E", "S")])
+    assert _dump(build_candidates(concepts, far, 3, 1, ["C0000001"], lexicon_of_texts(entries)))["easy"] == [
+        ["C0000001", ["C0000002", "C0000003", "C0000004"]]]  # EASY_DEPTH 3: 4 steps up is far
+
+
+def test_excluded_concepts_and_ancestors_are_never_distractors(big):
+    concepts, h, lexicon = big
+    targets = sorted(concepts)[::11]
+    full = build_candidates(concepts, h, 3, 1, targets, lexicon)
+    used = sorted({d for sets in full.values() for s in sets for d in s.distractor_cuis})
+    excluded = frozenset(used[::2])
+    got = build_candidates(concepts, h, 3, 1, targets, lexicon, excluded=excluded)
+    assert not {d for sets in got.values() for s in sets for d in s.distractor_cuis} & excluded
+    assert _digest(got) == "b1db5ea168da3c35"
+    for sets in got.values():
+        for s in sets:
+            assert not set(s.distractor_cuis) & set(h.ancestors_within(s.target_cui, 50))

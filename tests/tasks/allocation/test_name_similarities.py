@@ -3,10 +3,11 @@ numpy) is the character-trigram Jaccard of the names, float for float: the tiers
 must not move."""
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings, strategies as st
 
-from common.text import lexical_similarity
-from tasks.allocation.similarity import SMALL_BATCH, numpy_similarities, name_similarities
+from common.text import char_shingles, jaccard, lexical_similarity
+from tasks.allocation.similarity import SMALL_BATCH, mean_similarity, numpy_similarities, name_similarities
 
 # ASCII and not; whitespace of several kinds (ASCII file separators and U+3000 are
 # whitespace to str.split); NFKC-changing (ﬁ, fullwidth, superscript) and casefold-changing
@@ -42,3 +43,10 @@ def test_short_names_padded_above_every_code_point_never_collide():
     which a pad must not reach (the pad's high bit sits one field up)."""
     assert name_similarities("c", ["b"] * SMALL_BATCH) == [0.0] * SMALL_BATCH
     assert name_similarities("c", ["c"] * SMALL_BATCH) == [1.0] * SMALL_BATCH
+
+
+def test_mean_similarity_is_the_mean_trigram_jaccard():
+    pairs = [("cardiac arrest", ["cardiac arrests", "renal failure"]), ("fever", ["fevers"])]
+    vals = [jaccard(char_shingles(t, 3), char_shingles(d, 3)) for t, ds in pairs for d in ds]
+    assert mean_similarity(pairs) == pytest.approx(sum(vals) / 3) and 0 < mean_similarity(pairs) < 1
+    assert mean_similarity([]) == 0.0

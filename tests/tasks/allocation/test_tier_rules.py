@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from tasks.allocation.hierarchy import Hierarchy
 from tasks.allocation.lexicon import Lexicon
-from tasks.allocation.tiers import ConceptInfo, TierPools, first_sorted, hard_set, tier_order, tier_set
+from tasks.allocation.tiers import ConceptInfo, ConfusionCandidate, TierPools, first_sorted, hard_set, tier_order, tier_set
 
 
 def _pools(concepts: dict[str, ConceptInfo], parents=(), k: int = 3) -> TierPools:
@@ -67,3 +67,10 @@ def test_first_sorted_is_the_head_of_the_full_sort():
     assert first_sorted(items, keys, rank, 9) == ["d", "b", "c", "a"]
     assert first_sorted(items, keys, rank, 0) == []
     assert first_sorted([], [], rank, 0) == [] and first_sorted([], [], rank, 2) == []
+
+
+def test_confusion_records_are_values():
+    c = ConceptInfo("C0000001", "T047", "DISO", "fever")
+    s = ConfusionCandidate("C0000001", "fever", "hard", ("C0000002",))
+    assert {c: 1}[ConceptInfo("C0000001", "T047", "DISO", "fever")] == 1
+    assert {s: 1}[ConfusionCandidate("C0000001", "fever", "hard", ("C0000002",))] == 1

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 from schemas.config import load_registry
+from tasks.audit import checks as audit
 from tasks.audit.checks import TIER_MIN_SETS, Release, check_tiers
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -78,3 +79,67 @@ def test_too_few_sets_are_reported_not_judged(tmp_path):
     check, stats = check_tiers(Release(tmp_path), REGISTRY)
     assert stats["bm25_within_set"]["cd/en"]["easy"]["n"] == TIER_MIN_SETS - 1
     assert [f for f in check.failures if "BM25" in f] == []
+
+
+def _failures(check) -> list[str]:
+    return check.failures if not check.passed else []
+
+
+def _tier_check(root: Path, sets: list) -> tuple:
+    _write_cell(root, sets)
+    return audit.check_tiers(audit.Release(root), REGISTRY)
+
+
+def test_the_tier_check_reports_every_tier_and_the_cells_it_measured(tmp_path):
+    check, _ = _tier_check(tmp_path / "a", _sets(audit.TIER_MIN_SETS, ordered=True))
+    assert (check.passed, check.failures) == (True, [])
+    assert check.detail == ("easy: sets=30 sim=0.0125; medium: sets=30 sim=0.0917; hard: sets=30 sim=0.0993; "
+                            "BM25 within-set accuracy@1 easy/medium/hard: cd/en 1.0/0.5/0.0 "
+                            "(ordering checked in cd/en: cells with >= 30 sets per tier)")
+    check, _ = _tier_check(tmp_path / "b", _sets(2, ordered=True))
+    assert check.detail.endswith("cd/en 1.0/0.5/0.0 (ordering checked in no cell: cells with >= 30 sets per tier)")
+
+
+def test_flat_tiers_fail_on_similarity_and_on_bm25(tmp_path):
+    check, _ = _tier_check(tmp_path, _sets(audit.TIER_MIN_SETS, ordered=False))
+    assert check.failures == [
+        "mean target-distractor similarity not increasing easy<medium<hard: [0.0125, 0.0125, 0.0125]",
+        "cd/en: BM25 within-set accuracy@1 does not fall from easy to hard beyond noise: 1.0 -> 1.0 (z 0.00 <= 2.0)"]
+    assert check.detail == "2 failure(s)"
+
+
+def test_a_tier_without_sets_is_named_with_the_counts(tmp_path):
+    check, stats = _tier_check(tmp_path, [s for s in _sets(3, ordered=True) if s[0] != "medium"])
+    assert check.failures == ["a tier has no confusion set: easy=3, medium=0, hard=3"]
+    assert stats["tiers"]["medium"] == {"sets": 0, "mean_similarity": None}
+    assert stats["bm25_within_set"]["cd/en"]["medium"] == {"n": 0, "accuracy": None}
+
+
+def test_confusion_sets_must_match_their_queries(tmp_path):
+    _write_cell(tmp_path, _sets(1, ordered=True))
+    rel = audit.Release(tmp_path)
+    assert audit.check_confusion_consistency(rel).detail == "3 sets match their queries"
+    rel.confusion[0][1]["distractor_cuis"].append(rel.confusion[0][1]["target_cui"])
+    rel.confusion[1][1]["lang"] = "fr"
+    rel.confusion[2][1]["set_id"] = "nowhere"
+    assert _failures(audit.check_confusion_consistency(rel)) == [
+        "cd/confusion_sets.jsonl:1: target is also a distractor",
+        "cd/confusion_sets.jsonl:2: set 'cd-en-C0010000' disagrees with its query's cuis or lang",
+        "cd/confusion_sets.jsonl:3: set 'nowhere' has no query"]
+
+
+
+def test_trivial_match_names_each_cd_query_found_in_its_entry(tmp_path):
+    _write_cell(tmp_path / "a", [("easy", "word0 alpha", "word0 alpha target", ["x y"]),
+                                    ("hard", "fever", "word1 target", ["fever fever"])])  # found only in a distractor
+    rel = audit.Release(tmp_path / "a")
+    check = audit.check_trivial_match(rel)
+    assert check.failures == ["cd/en/queries.jsonl:1: query 'word0 alpha' is found in its entry C0000000"]
+    rel.cells["cd/en"]["qrels"] = [(p, n, [q, d, "0"]) for p, n, (q, d, _) in rel.cells["cd/en"]["qrels"]]  # judged not relevant
+    assert audit.check_trivial_match(rel).passed
+    _write_cell(tmp_path / "b", [("easy", "fever", "word1 target", ["fever fever"])])
+    rel = audit.Release(tmp_path / "b")
+    ok = audit.check_trivial_match(rel)
+    assert (ok.passed, ok.detail) == (True, "1 cd queries, none found in its relevant entry by string matching")
+    rel.cells["cd/en"]["corpus"] = [(1, {"_id": "elsewhere", "title": "fever", "text": "fever"})]  # the qrel's entry is missing
+    assert audit.check_trivial_match(rel).passed

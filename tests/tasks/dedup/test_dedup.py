@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 
 from common.text import char_shingles, jaccard
-from tasks.dedup.minhash import lsh_query_banded
-from tasks.dedup.near_duplicates import Duplicate, NearDuplicateIndex, find_duplicates
+from tasks.dedup.minhash import MinHasher, lsh_query_banded
+from tasks.dedup.near_duplicates import Duplicate, NearDuplicateIndex, find_duplicates, signature
 
 ROOT = Path(__file__).resolve().parents[3]
 THRESHOLD, NUM_PERM, SEED = 0.7, 128, 20261122
@@ -229,3 +229,81 @@ def test_the_lsh_tables_are_datasketchs_own():
         for b in range(ours.b):
             only = tuple(h if i == b else b"-" for i, h in enumerate(hs))
             assert lsh_query_banded(ours, only) == set(ref.hashtables[b].get(hs[b])), b
+
+
+# --- contracts a one-token change would break (benchmarks/mutation.py) ---------------------------
+
+A, B = "abcdefgh", "abcdefgi"  # 1-character shingles: Jaccard exactly 7/9
+
+
+def test_a_candidate_at_exactly_the_threshold_is_a_near_duplicate():
+    """`j >= threshold`: the threshold itself counts (the config says "Jaccard threshold")."""
+    threshold = jaccard(char_shingles(A, 1), char_shingles(B, 1))
+    assert threshold == 7 / 9
+    index = NearDuplicateIndex(threshold, 128, 1)
+    index.add("kept", "ns", A, 1)
+    assert index.find("new", "ns", B, 1) == Duplicate("new", "kept", "ns", threshold)
+
+
+def test_a_candidate_below_the_threshold_is_not_a_near_duplicate():
+    """LSH proposes this pair (7/9 < 0.8); the exact Jaccard must refuse it."""
+    index = NearDuplicateIndex(0.8, 128, 0)
+    index.add("kept", "ns", A, 1)
+    assert index._lsh["ns"].query(signature(char_shingles(B, 1), 128, 0)) == ["kept"]  # the precondition
+    assert index.find("new", "ns", B, 1) is None
+
+
+def test_equally_similar_candidates_resolve_to_the_smallest_id():
+    """Candidates are examined in sorted order and only a strictly better one replaces the
+    best: whatever order LSH returns them in, the answer is the same."""
+    query = "abcdefghij"
+    kept = ["abcdefghiX", "abcdefghYj", "abcdefgZij", "abcdefWhij", "abcdeVghij", "abcdUfghij"]
+    index = NearDuplicateIndex(0.7, 128, 1)
+    for item_id, text in zip("fedcba", kept):
+        index.add(item_id, "ns", text, 1)
+    assert len({jaccard(char_shingles(query, 1), char_shingles(t, 1)) for t in kept}) == 1
+    assert index.find("q", "ns", query, 1).kept_id == "a"
+
+
+def test_the_most_similar_candidate_wins():
+    index = NearDuplicateIndex(0.6, 128, 1)
+    index.add("a", "ns", "abcdefghXY", 1)  # 8/12 with the query
+    index.add("b", "ns", "abcdefghiX", 1)  # 9/11 with the query
+    dup = index.find("q", "ns", "abcdefghij", 1)
+    assert (dup.kept_id, dup.jaccard) == ("b", 9 / 11)
+
+
+def test_exact_duplicates_and_an_item_never_duplicates_itself():
+    index = NearDuplicateIndex(0.7, 128, 1)
+    assert index.find("x", "ns", A, 1) is None  # empty index
+    index.add("a", "ns", A, 1)
+    assert index.find("b", "ns", A, 1) == Duplicate("b", "a", "ns", 1.0)
+    assert index.find("a", "ns", A, 1) is None  # the exact entry is its own
+    assert index.find("a", "ns", B, 1) is None  # LSH proposes it; it is skipped
+    assert index.find("b", "other", A, 1) is None  # namespaces are apart
+    assert index.find("b", "ns", "", 1) is None  # no shingles, nothing to compare
+
+
+def test_adding_twice_or_adding_nothing_is_harmless():
+    index = NearDuplicateIndex(0.7, 128, 1)
+    index.add("a", "ns", A, 1)
+    index.add("a", "ns", A, 1)  # datasketch would refuse a second insert of the key
+    index.add("e", "ns", "  ", 1)  # nothing to index
+    assert index.find("b", "ns", A, 1).kept_id == "a"
+    assert index.find("e2", "ns", "  ", 1) is None
+
+
+def test_duplicates_are_values():
+    d = Duplicate("b", "a", "pivot", 0.75)
+    assert {d: 1}[Duplicate("b", "a", "pivot", 0.75)] == 1  # frozen: hashable, compared by value
+    assert d.reason == "near-duplicate of a (pivot, jaccard=0.75)"
+
+
+def test_find_duplicates_keeps_the_first_and_skips_what_it_dropped():
+    out = find_duplicates([("a", "ns", A, 1), ("b", "ns", A, 1), ("b", "ns", B, 1), ("c", "ns", "xyz", 1)], 0.7, 128, 1)
+    assert out == [Duplicate("b", "a", "ns", 1.0)]
+
+
+def test_reference_signature_matches_the_fast_one():
+    sh = char_shingles("myocardial infarction", 3)
+    assert list(signature(sh, 64, 7).hashvalues) == list(MinHasher(64, 7).signatures([sh])[0])

@@ -8,6 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from common.text import char_shingles
+from tasks.dedup import minhash as mh
 from tasks.dedup.minhash import (
     MinHasher,
     default_scheme,
@@ -304,3 +305,59 @@ def test_the_shingle_table_asks_for_room_and_resumes():
     assert sorted(grown_id[grown_id >= 0].tolist()) == [0, 1, 2]
     assert kernels.number_shingles(buf, lens, state, grown_hash, grown_id, arena, arena_end, ids) == kernels.DONE
     assert ids.tolist() == list(range(40)) + [0]
+
+
+# --- contracts a one-token change would break (benchmarks/mutation.py) ---------------------------
+
+def test_minhasher_defaults_are_datasketchs_and_num_perm_must_be_positive():
+    from datasketch import MinHash
+
+    m = mh.MinHasher()
+    assert (m.num_perm, m.seed) == (128, 1) and m.scheme == MinHash(num_perm=1).scheme
+    assert mh.MinHasher(num_perm=1).signatures([{"ab"}]).shape == (1, 1)
+    with pytest.raises(ValueError, match="positive"):
+        mh.MinHasher(num_perm=0)
+    assert m.lean(m.signatures([{"ab"}])[0]) == mh.to_lean(m.signatures([{"ab"}])[0], 1)
+
+
+def test_nothing_in_gives_no_rows_and_leans_carry_the_default_scheme():
+    m = mh.MinHasher(16, 3)
+    assert m.text_signatures([], 5).shape == (0, 16) and m.signatures([]).shape == (0, 16)
+    lean = mh.to_lean(m.signatures([{"ab"}])[0], 3)
+    assert lean.scheme == mh.default_scheme() and lean.seed == 3
+
+
+def test_a_batch_larger_than_the_whole_cache_is_hashed_outside_it():
+    texts = ["one two three four five six seven eight", "nine ten eleven twelve"]
+    tiny = mh.MinHasher(16, 1, cache_bytes=2 * 16 * 4)  # room for one piece
+    assert np.array_equal(tiny.text_signatures(texts, 5), mh.MinHasher(16, 1).signatures([char_shingles(t, 5) for t in texts]))
+
+
+def test_lsh_insert_many_names_the_lengths_it_expected():
+    from datasketch import MinHashLSH
+
+    sigs = mh.signatures([{"abcde"}], 128, 1)
+    with pytest.raises(ValueError, match="^Expecting minhash with length 64, got 128$"):
+        mh.lsh_insert_many(MinHashLSH(threshold=0.5, num_perm=64), ["a"], sigs, 1)
+
+
+def test_the_row_cache_computes_each_key_once_and_knows_its_capacity():
+    calls: list[list[str]] = []
+
+    def compute(keys):
+        calls.append(list(keys))
+        return np.array([[ord(k[0])] * 4 for k in keys], dtype=np.uint32)
+
+    empty = (1 << 32) - 1
+    cache = mh._RowCache(4, np.dtype(np.uint32), empty, max_rows=6)  # row 0 (empty) + 5 keys
+    assert cache.ids(["a", "b", "a"], compute).tolist() == [1, 2, 1] and calls == [["a", "b"]]
+    assert cache.ids(["b", "a"], compute).tolist() == [2, 1] and len(calls) == 1  # all cached: nothing computed
+    assert cache.ids(["c", "a", "d"], compute).tolist() == [3, 1, 4] and calls[-1] == ["c", "d"]
+    assert cache.ids(["e"], compute).tolist() == [5]  # the last row
+    assert cache.table[0].tolist() == [empty] * 4 and cache.table[5].tolist() == [ord("e")] * 4
+    before = (dict(cache.rows), cache.used, len(calls))
+    assert cache.ids(["f", "a"], compute) is None and (dict(cache.rows), cache.used, len(calls)) == before  # full
+    table, ids = cache.local(["x", "y", "x"], compute)
+    assert ids.tolist() == [1, 2, 1] and table[0].tolist() == [empty] * 4 and table[2].tolist() == [ord("y")] * 4
+    tiny = mh._RowCache(4, np.dtype(np.uint32), empty, max_rows=0)  # at least room for one key
+    assert tiny.ids(["a"], compute).tolist() == [1] and tiny.ids(["b"], compute) is None

@@ -1,0 +1,47 @@
+"""tasks.allocation.lexicon: the words of names and entries, their IDF weights, coverage and
+look-alikes, on hand-built entries with hand-derived answers."""
+from __future__ import annotations
+
+import pytest
+
+from tasks.allocation.lexicon import Lexicon
+
+
+def lexicon_of_texts(entries: dict[str, str], names: dict[str, str] | None = None) -> Lexicon:
+    return Lexicon({c: [t] for c, t in entries.items()}, {c: [t] for c, t in (names or entries).items()})
+
+
+def test_coverage_weighs_name_words_by_idf_log_1_plus_n_over_df():
+    import math
+
+    lex = lexicon_of_texts({"A": "heart attack", "B": "heart", "C": "attack rash", "D": "attack pain"})
+    assert lex.idf == {"heart": math.log(1 + 4 / 2), "attack": math.log(1 + 4 / 3), "rash": math.log(5), "pain": math.log(5)}
+    assert lex.coverage("A", "B") == pytest.approx(math.log(3) / (math.log(3) + math.log(7 / 3)))
+    assert lex.coverage("A", "C") == pytest.approx(math.log(7 / 3) / (math.log(3) + math.log(7 / 3)))
+
+
+def test_stop_words_and_numbers_are_never_words():
+    lex = Lexicon({"A": ["disease of the 2 hearts"]}, {"A": ["disease of 3 hearts"]}, frozenset({"of", "the"}))
+    assert lex.entry_words("A") == frozenset({"disease", "hearts"}) == lex.name_words("A")
+    assert lex.words_of("The 12 hearts of stone") == frozenset({"hearts", "stone"})
+    assert lex.entry_words("nobody") == frozenset() and lex.coverage("nobody", "A") == 0.0
+
+
+def test_look_alikes_take_the_rarest_name_words_and_skip_common_ones():
+    entries = {f"C{i:07d}": f"common word{i}" for i in range(60)}  # 'common' in 60 entries > cap 50
+    entries.update({"T": "common rare1 rare2 rare3 rare4", "A": "rare1", "B": "rare2 rare2", "C": "rare3", "D": "rare4 x", "E": "x"})
+    lex = lexicon_of_texts(entries)
+    assert lex.look_alikes("T") == ["A", "B", "C"]  # rare4 (in 2 entries) is the least rare of the four
+    assert lex.look_alikes("T", limit=4) == ["A", "B", "C", "D"]
+    assert "C0000001" not in lex.look_alikes("T", limit=5)
+
+
+def test_look_alikes_skip_words_in_more_entries_than_the_cap():
+    """cap = max(50, entries // 50): a word in exactly cap entries still finds look-alikes, one
+    in cap + 1 entries says nothing."""
+    entries = {"T": "t", **{f"A{i:02d}": f"alpha a{i}" for i in range(50)}, **{f"B{i:02d}": f"beta b{i}" for i in range(51)}}
+    lex = lexicon_of_texts(entries, {"T": "alpha beta"})
+    assert lex.look_alikes("T") == [f"A{i:02d}" for i in range(50)]
+    big = {"T": "t", **{f"F{i:04d}": f"filler f{i}" for i in range(2547)}, **{f"G{i:02d}": f"gamma g{i}" for i in range(52)}}
+    assert len(big) == 2600  # cap 52
+    assert lexicon_of_texts(big, {"T": "gamma"}).look_alikes("T") == [f"G{i:02d}" for i in range(52)]
