@@ -14,7 +14,7 @@ from common.errors import InputError
 from tasks.allocation import confusion
 from tasks.allocation.allocator import Allocator, Realization
 from tasks.allocation.confusion import build_candidates, computed_on, lazy_candidates, set_workers
-from tests.tasks.allocation.test_confusion_tiers import K, lexicon_of, synthetic_vocabulary
+from tests.tasks.allocation.test_confusion_tiers import DISORDER_TREE, DRUG_TREE, K, lexicon_of, rule_counts, synthetic_vocabulary
 
 SEED = 11
 
@@ -36,9 +36,14 @@ def _lazy(vocab, batch):
 
 
 def test_the_crafted_vocabulary_has_sets_in_every_tier(vocab):
-    eager = vocab[4]
-    assert len(vocab[2]) == 62
-    assert {t: len(v) for t, v in eager.items()} == {"easy": 50, "medium": 4, "hard": 8}
+    concepts, hierarchy, targets, lex, eager = vocab
+    # every concept of the two trees is a target: the roots, areas, branches and leaves
+    disorders = 1 + len(DISORDER_TREE) + sum(len(b) + sum(map(len, b.values())) for b in DISORDER_TREE.values())
+    drugs = 1 + len(DRUG_TREE) + sum(map(len, DRUG_TREE.values()))
+    assert len(targets) == disorders + drugs
+    counts = {t: len(v) for t, v in eager.items()}
+    assert counts == rule_counts(concepts, hierarchy, lex, K, SEED, targets, one_tier_per_target=True)
+    assert min(counts.values()) > 0
 
 
 @pytest.mark.parametrize("workers", [1, 2])
