@@ -168,6 +168,41 @@ EQUIVALENT: dict[tuple, str] = {
         "an unknown concept's id is only tested for being negative",
     ("tasks/allocation/hierarchy.py", "if len(parents) == 1:  # the common case: one parent's children, ascending already", "1 -> 2"):
         "the general path computes the same sorted siblings; the one-parent path is a shortcut",
+    # lexicon.py: covering / not_covering / covering_ids first drop candidates by numpy sums
+    # (`_approx_coverage`), which differ from `coverage`'s by float rounding only, far under
+    # 1e-9; `coverage` then decides every candidate the prefilter lets through
+    ("tasks/allocation/lexicon.py", "w = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)", "False -> True"):
+        "the tokens have no nulls, so neither have their dictionary indices: a zero-copy view has the same values",
+    ("tasks/allocation/lexicon.py", "rows = asc_rows[pc.list_parent_indices(lists).to_numpy(zero_copy_only=False)]", "False -> True"):
+        "list_parent_indices has no nulls: a zero-copy view has the same values",
+    ("tasks/allocation/lexicon.py", "_, first = np.unique(tok_owner * max(1, len(words_list)) + w, return_index=True)", "+ -> -"):
+        "owner * n - w is one-to-one too (0 <= w < n): the same (entry, word) pairs are told apart, and `first` is sorted after",
+    ("tasks/allocation/lexicon.py", "_, first = np.unique(tok_owner * max(1, len(words_list)) + w, return_index=True)", "1 -> 2"):
+        "differs only with at most one word, where w is always 0 and any base >= 1 tells the entries apart",
+    ("tasks/allocation/lexicon.py", "self._ent_off = np.searchsorted(self._ent_c, np.arange(len(cuis) + 1))", "1 -> 2"):
+        "one more offset at the end, never read: offsets are read at entry i and i + 1 for i < len(cuis)",
+    ("tasks/allocation/lexicon.py", "ids = np.fromiter(map(self._index.get, candidates, repeat(-1)), np.int64, len(candidates))  # get(c, -1), in C",
+     "1 -> 2"): "a candidate without an entry is only tested for a negative id (`ids >= 0`)",
+    ("tasks/allocation/lexicon.py", "maybe = (self._approx_coverage(target, ids) >= threshold - 1e-9).tolist()", ">= -> >"):
+        "a candidate at exactly threshold - 1e-9 by numpy has coverage under the threshold (rounding is far under 1e-9): dropped either way",
+    ("tasks/allocation/lexicon.py", "maybe = (self._approx_coverage(target, ids) >= threshold - 1e-9).tolist()", "1e-09 -> 1.000000001"):
+        "a wider prefilter lets more candidates through to `coverage`, which decides: speed only",
+    ("tasks/allocation/lexicon.py", "maybe = ids[self._approx_coverage(target, ids) >= threshold - 1e-9].tolist()", ">= -> >"):
+        "a candidate at exactly threshold - 1e-9 by numpy has coverage under the threshold (rounding is far under 1e-9): dropped either way",
+    ("tasks/allocation/lexicon.py", "maybe = ids[self._approx_coverage(target, ids) >= threshold - 1e-9].tolist()", "1e-09 -> 1.000000001"):
+        "a wider prefilter lets more candidates through to `coverage`, which decides: speed only",
+    ("tasks/allocation/lexicon.py", "sure, unsure = (approx < threshold - 1e-9).tolist(), (approx < threshold + 1e-9).tolist()", "< -> <=", 24, 49):
+        "a candidate at exactly threshold - 1e-9 by numpy has coverage under the threshold: kept as not covering either way",
+    ("tasks/allocation/lexicon.py", "sure, unsure = (approx < threshold - 1e-9).tolist(), (approx < threshold + 1e-9).tolist()", "1e-09 -> 1.000000001", 45, 49):
+        "fewer candidates are sure, the others go to `coverage`, which decides: speed only",
+    ("tasks/allocation/lexicon.py", "sure, unsure = (approx < threshold - 1e-9).tolist(), (approx < threshold + 1e-9).tolist()", "< -> <=", 62, 87):
+        "a candidate at exactly threshold + 1e-9 by numpy goes to `coverage`, which finds it covering: left out either way",
+    ("tasks/allocation/lexicon.py", "sure, unsure = (approx < threshold - 1e-9).tolist(), (approx < threshold + 1e-9).tolist()", "1e-09 -> 1.000000001", 83, 87):
+        "more candidates go to `coverage`, which decides: speed only",
+    ("tasks/allocation/lexicon.py", "return sum(idf.get(w, 0.0) for w in sorted(words))", "0.0 -> 1.0"):
+        "every word summed is a name word, and name words are kept only when in `idf`: the default is never read",
+    ("tasks/allocation/lexicon.py", "keep = pc.and_(keep, pc.invert(pc.is_in(toks, value_set=pa.array(sorted(stopwords), pa.string()))))", "sorted(x) -> x"):
+        "is_in is set membership: the order of the value set changes nothing (the saved stop-words, which a reader sees, are sorted)",
     ("tasks/allocation/confusion.py", "if self._sent <= self._pos:  # nothing sent ahead: send the batch to read now", "<= -> <"):
         "scheduling only: which targets go to the workers when; the lists are the same (tests/tasks/allocation/test_confusion_pool.py)",
     ("tasks/allocation/confusion.py", "SET_BATCH = 64  # targets per batch sent to the workers (two batches ahead of a tier's reader at most)",

@@ -45,3 +45,46 @@ def test_look_alikes_skip_words_in_more_entries_than_the_cap():
     big = {"T": "t", **{f"F{i:04d}": f"filler f{i}" for i in range(2547)}, **{f"G{i:02d}": f"gamma g{i}" for i in range(52)}}
     assert len(big) == 2600  # cap 52
     assert lexicon_of_texts(big, {"T": "gamma"}).look_alikes("T") == [f"G{i:02d}" for i in range(52)]
+
+
+def test_a_lexicon_of_one_entry_weighs_each_word_log_2():
+    """IDF is log(1 + n / df) with n the number of entries: one entry gives log 2 to each of
+    its words (n is at least 1 only so that an empty lexicon divides by nothing)."""
+    import math
+
+    assert lexicon_of_texts({"A": "heart attack"}).idf == {"heart": math.log(2), "attack": math.log(2)}
+
+
+def test_save_makes_the_folders_it_needs_and_a_rerun_writes_over_its_own_files(tmp_path):
+    lex = lexicon_of_texts({"A": "heart attack", "B": "heart", "C": "rash"})
+    folder = tmp_path / "index" / "lexicon"  # neither folder exists yet
+    paths = lex.save(folder)
+    assert lex.save(folder) == paths  # the index_entries stage run again: same folder, same files
+    loaded = Lexicon.load(paths, lex.names)
+    assert (loaded.cuis, loaded.idf, loaded.coverage("A", "B")) == (lex.cuis, lex.idf, lex.coverage("A", "B"))
+
+
+def test_coverage_sums_idf_in_word_order_not_in_set_order():
+    """A frozenset's iteration order follows the words' string hashes (PYTHONHASHSEED), and a
+    float sum taken in another order can differ in its last bit: enough to reorder two equally
+    covering candidates, or to put one on the other side of a tier's bound. Coverage adds in
+    sorted word order: bit for bit the same whatever the hash seed."""
+    words = [f"w{i:02d}" for i in range(12)]
+    # F{j} holds words j.. : word i is in i + 2 entries (T's and F0..Fi), twelve IDF weights;
+    # G{k} holds the words of k's set bits, to give many different common subsets
+    entries = {"T": " ".join(words), **{f"F{j:02d}": " ".join(words[j:]) for j in range(12)},
+               **{f"G{k:04d}": " ".join(w for i, w in enumerate(words) if k >> i & 1) for k in range(1, 4096, 37)}}
+    lex = lexicon_of_texts(entries)
+    name = lex.name_words("T")
+
+    def in_order(ws) -> float:
+        return sum(lex.idf[w] for w in sorted(ws))
+
+    def in_set_order(ws) -> float:
+        return sum(lex.idf[w] for w in ws)
+
+    others = sorted(entries)
+    assert [lex.coverage("T", o) for o in others] == [in_order(name & lex.entry_words(o)) / in_order(name) for o in others]
+    # the precondition that makes the assertion above bite: for some entry, adding in the
+    # sets' own order gives another float
+    assert any(in_set_order(name & lex.entry_words(o)) / in_set_order(name) != lex.coverage("T", o) for o in others)
