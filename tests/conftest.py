@@ -3,13 +3,23 @@ from __future__ import annotations
 
 import os
 import shutil
+import tomllib
 from pathlib import Path
 
 import pytest
 
+from schemas.records import TASKS
+
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared" / "data"
 SAMPLE_CONFIG = ROOT / "configs" / "sample.toml"
+# What the sample's counts derive from: it fills every cell (task x language) to its task's
+# quota, one confusion set per cd query, and every non-English cell has its pivot control.
+_SAMPLE = tomllib.loads(SAMPLE_CONFIG.read_text(encoding="utf-8"))
+SAMPLE_LANGUAGES: list[str] = _SAMPLE["languages"]
+SAMPLE_QUOTAS: dict[str, int] = {task: _SAMPLE["tasks"][task]["quota"] for task in TASKS}
+SAMPLE_CELLS = len(TASKS) * len(SAMPLE_LANGUAGES)
+SAMPLE_PIVOT_CELLS = len(TASKS) * (len(SAMPLE_LANGUAGES) - 1)
 
 
 def require_shared(*parts: str) -> Path:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from common.text import char_shingles, jaccard
 from schemas.config import load_registry
 from tasks.audit import checks as audit
 from tasks.audit.checks import TIER_MIN_SETS, Release, check_tiers
@@ -85,15 +86,25 @@ def _failures(check) -> list[str]:
     return check.failures if not check.passed else []
 
 
+def _mean_similarity(sets: list, tier: str) -> float:
+    """The tier's mean character-trigram Jaccard of each target's text with each of its
+    distractors' (the entries' titles), to 4 places: what the check reports, from its definition."""
+    sims = [jaccard(char_shingles(target, 3), char_shingles(d, 3)) for t, _, target, ds in sets if t == tier for d in ds]
+    return round(sum(sims) / len(sims), 4)
+
+
 def _tier_check(root: Path, sets: list) -> tuple:
     _write_cell(root, sets)
     return audit.check_tiers(audit.Release(root), REGISTRY)
 
 
 def test_the_tier_check_reports_every_tier_and_the_cells_it_measured(tmp_path):
-    check, _ = _tier_check(tmp_path / "a", _sets(audit.TIER_MIN_SETS, ordered=True))
+    sets = _sets(audit.TIER_MIN_SETS, ordered=True)
+    check, _ = _tier_check(tmp_path / "a", sets)
     assert (check.passed, check.failures) == (True, [])
-    assert check.detail == ("easy: sets=30 sim=0.0125; medium: sets=30 sim=0.0917; hard: sets=30 sim=0.0993; "
+    sims = [_mean_similarity(sets, t) for t in ("easy", "medium", "hard")]
+    assert sims[0] < sims[1] < sims[2]  # the crafted tiers are ordered, as the check then finds
+    assert check.detail == (f"easy: sets=30 sim={sims[0]}; medium: sets=30 sim={sims[1]}; hard: sets=30 sim={sims[2]}; "
                             "BM25 within-set accuracy@1 easy/medium/hard: cd/en 1.0/0.5/0.0 "
                             "(ordering checked in cd/en: cells with >= 30 sets per tier)")
     check, _ = _tier_check(tmp_path / "b", _sets(2, ordered=True))
@@ -101,9 +112,11 @@ def test_the_tier_check_reports_every_tier_and_the_cells_it_measured(tmp_path):
 
 
 def test_flat_tiers_fail_on_similarity_and_on_bm25(tmp_path):
-    check, _ = _tier_check(tmp_path, _sets(audit.TIER_MIN_SETS, ordered=False))
+    sets = _sets(audit.TIER_MIN_SETS, ordered=False)  # every tier holds the easy sets
+    check, _ = _tier_check(tmp_path, sets)
+    flat = _mean_similarity(sets, "easy")
     assert check.failures == [
-        "mean target-distractor similarity not increasing easy<medium<hard: [0.0125, 0.0125, 0.0125]",
+        f"mean target-distractor similarity not increasing easy<medium<hard: {[flat] * 3}",
         "cd/en: BM25 within-set accuracy@1 does not fall from easy to hard beyond noise: 1.0 -> 1.0 (z 0.00 <= 2.0)"]
     assert check.detail == "2 failure(s)"
 

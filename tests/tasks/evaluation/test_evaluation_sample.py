@@ -11,7 +11,7 @@ from tasks.audit.stage import audit_release
 from tasks.evaluation.metrics import per_query
 from tasks.evaluation.runs import read_qrels, read_run
 from tasks.evaluation.stage import evaluate_release
-from tests.conftest import SAMPLE_CONFIG
+from tests.conftest import SAMPLE_CELLS, SAMPLE_CONFIG, SAMPLE_PIVOT_CELLS
 
 pytestmark = pytest.mark.slow
 
@@ -19,7 +19,7 @@ pytestmark = pytest.mark.slow
 def test_the_sample_release_is_scored_in_all_18_cells(sample_build, tmp_path):
     res = evaluate_release(sample_build["release"], ["bm25"], tmp_path / "res")
     filled = [c for c in res.cells if c.metrics is not None and c.query_set == "native"]
-    assert len(filled) == 18 and all(c.queries > 0 for c in filled)
+    assert len(filled) == SAMPLE_CELLS and all(c.queries > 0 for c in filled)
     assert sorted((m.over, m.key) for m in res.macro) == sorted(
         [("task", t) for t in ("xqa", "cd", "evidence")] + [("lang", l) for l in ("en", "zh", "ja", "fr", "ru", "es")])
     assert {(t.lang, t.tier) for t in res.tiers} == {(l, t) for l in ("en", "zh", "ja", "fr", "ru", "es")
@@ -31,7 +31,7 @@ def test_the_sample_release_is_scored_in_all_18_cells(sample_build, tmp_path):
     for g in res.pivot_gaps:
         assert g.queries == g.cell_queries and g.gap_interval.low <= g.gap <= g.gap_interval.high
     pivots = [c for c in res.cells if c.query_set == "pivot"]
-    assert len(pivots) == 15
+    assert len(pivots) == SAMPLE_PIVOT_CELLS
     for c in filled + pivots:  # re-scored from the files alone, as trec_eval -c would
         tag = "-pivot" if c.query_set == "pivot" else ""
         per_q = per_query(read_qrels(tmp_path / "res" / "qrels" / f"{c.task}-{c.lang}{tag}.test.qrels"),
@@ -88,7 +88,8 @@ def test_runs_written_by_an_outside_script_are_scored_with_pivots(sample_build, 
     assert out.returncode == 0, out.stderr
     res = EvaluationResults.model_validate_json((tmp_path / "res" / "results.json").read_text())
     scored = [c for c in res.cells if c.metrics is not None]
-    assert sum(c.query_set == "pivot" for c in scored) == 15 and sum(c.query_set == "native" for c in scored) == 18
+    assert sum(c.query_set == "pivot" for c in scored) == SAMPLE_PIVOT_CELLS
+    assert sum(c.query_set == "native" for c in scored) == SAMPLE_CELLS
     for c in scored:
         lines = (release / c.task / c.lang / "qrels" / "test.tsv").read_text().splitlines()[1:]
         ids = {json.loads(l)["_id"] for l in (release / c.task / c.lang / ("pivot-queries.jsonl" if c.query_set == "pivot"

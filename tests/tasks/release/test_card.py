@@ -8,6 +8,7 @@ import yaml
 
 from tasks.release.hub import hub_configs
 from tasks.release.licences import hub_licence_ids, licence_rows
+from tests.conftest import SAMPLE_CELLS, SAMPLE_LANGUAGES, SAMPLE_PIVOT_CELLS
 
 
 def _front_matter(text: str) -> dict:
@@ -77,8 +78,10 @@ def test_sample_card(sample_build):
     assert meta["license"] == ["apache-2.0", "cc-by-3.0", "cc0-1.0", "other"]  # sample sources, DO, HPO
     assert meta["language"] == ["en", "zh", "ja", "fr", "ru", "es"]
     names = [c["config_name"] for c in meta["configs"]]
-    # 18 cells x corpus, queries, qrels + 6 cd top_ranked; the same for the 15 non-English cells' pivot subsets
-    assert len(names) == 18 * 3 + 6 + 15 * 3 + 5 and len(set(names)) == len(names)
+    # every cell's corpus, queries, qrels + a cd top_ranked per language; the same for the
+    # non-English cells' pivot subsets
+    languages = len(SAMPLE_LANGUAGES)
+    assert len(names) == SAMPLE_CELLS * 3 + languages + SAMPLE_PIVOT_CELLS * 3 + languages - 1 and len(set(names)) == len(names)
     assert {n for n in names if n.endswith("top_ranked") and "-pivot-" not in n} == {f"cd-{l}-top_ranked" for l in meta["language"]}
     manifest = json.loads((release / "manifest.json").read_text())
     for c in meta["configs"]:

@@ -18,7 +18,8 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from tests.conftest import ROOT
+from schemas.records import TASKS
+from tests.conftest import ROOT, SAMPLE_CELLS, SAMPLE_LANGUAGES, SAMPLE_PIVOT_CELLS, SAMPLE_QUOTAS
 
 pytestmark = pytest.mark.slow
 mlc = pytest.importorskip("mlcroissant")
@@ -147,7 +148,7 @@ def test_record_sets_cover_every_cell(meta, manifest, release):
                 for kind in ("corpus", "queries", "qrels") + (("pivot-queries",) if c in pivots else ())] + ["cd-confusion-sets"]
     assert ids == expected and len(ids) == 3 * len(cells) + len(pivots) + 1 >= len(cells)
     # every non-English cell of the sample has its pivot control: one record set each
-    assert pivots == [c for c in cells if not c.endswith("/en")] and len(pivots) == 15
+    assert pivots == [c for c in cells if not c.endswith("/en")] and len(pivots) == SAMPLE_PIVOT_CELLS
     queries = _record_set(meta, "xqa-ja-queries")
     types = {f["name"]: (f["dataType"], f.get("isArray", False)) for f in queries["field"]}
     assert types == {"_id": ("sc:Text", False), "text": ("sc:Text", False), "lang": ("sc:Text", False),
@@ -177,9 +178,9 @@ def test_every_record_set_loads_with_the_rows_of_the_release_files(release, mani
         assert _by_id(loaded[f"{name}-qrels"], key) == _by_id(qrels, key), cell
         total_queries += len(loaded[f"{name}-queries"])
     lines = sum((release / c / "queries.jsonl").read_bytes().count(b"\n") for c in manifest["cells"])
-    assert total_queries == lines == 126
+    assert total_queries == lines == len(SAMPLE_LANGUAGES) * sum(SAMPLE_QUOTAS.values())  # every cell filled to its quota
     sets = _jsonl(release / "cd" / "confusion_sets.jsonl")
-    assert _by_id(loaded["cd-confusion-sets"], lambda r: r["set_id"]) == sets and len(sets) == 54
+    assert _by_id(loaded["cd-confusion-sets"], lambda r: r["set_id"]) == sets and len(sets) == len(SAMPLE_LANGUAGES) * SAMPLE_QUOTAS["cd"]
 
 
 def test_a_wrong_field_type_fails(release_copy):
@@ -312,7 +313,8 @@ def test_short_and_empty_cells_are_said_with_their_reason(manifest, release):
     assert meta["rai:dataLimitations"][6:8] == ["xqa/zh: short (4/6): only native available offline",
                                                 "evidence/ru: empty (0/6): no native source, vocabulary atom or translation "
                                                 "for this cell offline"]
-    assert "18 cells (task x language; 1 empty), 118 queries" in meta["description"]
+    queries = sum(c["queries"] for c in changed["cells"].values())
+    assert f"{SAMPLE_CELLS} cells (task x language; 1 empty), {queries} queries" in meta["description"]
     assert _record_set(meta, "evidence-ru-queries")["description"].startswith("evidence/ru queries (evidence retrieval, ru): 0 (0 dev)")
 
 
@@ -382,19 +384,21 @@ def test_an_add_language_release_describes_all_its_cells(sample_build, tmp_path)
     new = Path(result["release"])
     manifest = json.loads((new / "manifest.json").read_text(encoding="utf-8"))
     meta = json.loads((new / "croissant.json").read_text(encoding="utf-8"))
-    assert "croissant.json" in manifest["files"] and len(manifest["cells"]) == 21
+    cells = len(TASKS) * (len(SAMPLE_LANGUAGES) + 1)  # German added to the sample's languages
+    assert "croissant.json" in manifest["files"] and len(manifest["cells"]) == cells
     ds = mlc.Dataset(str(new / "croissant.json"))
     assert not ds.metadata.ctx.issues.errors and ds.metadata.version == "0.2.0"
-    assert len(meta["recordSet"]) == 3 * 21 + len(_pivot_cells(new, manifest["cells"])) + 1
+    assert len(meta["recordSet"]) == 3 * cells + len(_pivot_cells(new, manifest["cells"])) + 1
     for cell in ("xqa/de", "cd/de", "evidence/de", "xqa/ja"):
         rows = list(ds.records(f"{cell.replace('/', '-')}-queries"))
         assert len(rows) == len(_jsonl(new / cell / "queries.jsonl")) == manifest["cells"][cell]["queries"] > 0, cell
     sets = list(ds.records("cd-confusion-sets"))
-    assert len(sets) == len(_jsonl(new / "cd" / "confusion_sets.jsonl")) == 54 + manifest["cells"]["cd/de"]["queries"]
+    base_sets = len(SAMPLE_LANGUAGES) * SAMPLE_QUOTAS["cd"]  # one per cd query of the base
+    assert len(sets) == len(_jsonl(new / "cd" / "confusion_sets.jsonl")) == base_sets + manifest["cells"]["cd/de"]["queries"]
     assert "de (German, Latin script): concept names from MMBDE" in meta["rai:dataBiases"][6]
     assert meta["rai:dataReleaseMaintenancePlan"].endswith(
         f"This release extends 0.1.0 (build {manifest['changes']['base_build_id'][:12]}): added cd/de, evidence/de, xqa/de; "
-        "18 cells carried over unchanged.")
+        f"{SAMPLE_CELLS} cells carried over unchanged.")
     # the base's croissant.json is not carried over: the new one is the new release's
     assert (new / "croissant.json").read_bytes() != (sample_build["release"] / "croissant.json").read_bytes()
     shutil.rmtree(tmp_path / "releases")
