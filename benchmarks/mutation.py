@@ -199,6 +199,8 @@ EQUIVALENT: dict[tuple, str] = {
         "a candidate at exactly threshold + 1e-9 by numpy goes to `coverage`, which finds it covering: left out either way",
     ("tasks/allocation/lexicon.py", "sure, unsure = (approx < threshold - 1e-9).tolist(), (approx < threshold + 1e-9).tolist()", "1e-09 -> 1.000000001", 83, 87):
         "more candidates go to `coverage`, which decides: speed only",
+    ("tasks/allocation/lexicon.py", "words = sorted(self.name_words(target), key=lambda w: (-self.idf.get(w, 0.0), w))", "0.0 -> 1.0"):
+        "name words are kept only when in `idf`: the default is never read",
     ("tasks/allocation/lexicon.py", "return sum(idf.get(w, 0.0) for w in sorted(words))", "0.0 -> 1.0"):
         "every word summed is a name word, and name words are kept only when in `idf`: the default is never read",
     ("tasks/allocation/lexicon.py", "keep = pc.and_(keep, pc.invert(pc.is_in(toks, value_set=pa.array(sorted(stopwords), pa.string()))))", "sorted(x) -> x"):

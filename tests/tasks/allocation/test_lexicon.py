@@ -88,3 +88,9 @@ def test_coverage_sums_idf_in_word_order_not_in_set_order():
     # the precondition that makes the assertion above bite: for some entry, adding in the
     # sets' own order gives another float
     assert any(in_set_order(name & lex.entry_words(o)) / in_set_order(name) != lex.coverage("T", o) for o in others)
+
+
+def test_entry_index_is_the_position_in_cuis_and_minus_1_without_an_entry():
+    lex = lexicon_of_texts({"B": "heart", "A": "heart attack"})
+    assert lex.cuis == ["A", "B"]  # sorted
+    assert [lex.entry_index(c) for c in ("A", "B", "nobody")] == [0, 1, -1]
