@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import Literal
 
 from schemas.config import Language
 
@@ -28,7 +29,7 @@ class GroundingParams:
     similarity: str = "jaccard"  # QuickUMLS similarity: jaccard, cosine, dice, overlap
     fuzzy: bool = True  # use QuickUMLS at all
     stem: bool = True  # TermMatcher: stemmed token sequences
-    stemmer: str = "snowball"  # "snowball" (NLTK, -itis protected), "light" (plural rules only) or "pymorphy3" (lemmas)
+    stemmer: Literal["snowball", "light", "pymorphy3"] = "snowball"  # "snowball" (NLTK, -itis protected), "light" (plural rules only) or "pymorphy3" (lemmas)
     bag: bool = True  # TermMatcher: same stemmed content words in another order
     acronyms: bool = True  # all-caps vocabulary atoms, matched case-sensitively
     abbreviations: bool = False  # scispacy AbbreviationDetector
