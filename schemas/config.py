@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, Validation
 
 from common.errors import InputError
 from common.jsonio import decode_text, open_input
-from schemas.records import LangCode
+from schemas.records import LangCode, SourceTask, Split
 
 ENGINES = ("google", "deepl", "microsoft", "mymemory", "libre")
 
@@ -116,7 +116,7 @@ class SourceConfig(_Model):
 
 
 class BackgroundConfig(_Model):
-    task: Literal["xqa", "evidence"]
+    task: SourceTask
     path: str
     licence: LicenceId | None = None
 
@@ -189,7 +189,7 @@ class EvaluationConfig(_Model):
     # "bm25", "dense:MODEL_DIR" or "dense:NAME=MODEL_DIR" (a local model folder, relative to
     # this file). Results go into the release's evaluation/ and its card (docs/evaluation.md).
     retrievers: list[Annotated[str, StringConstraints(pattern=r"^(bm25|dense:.+)$")]] = []
-    splits: list[Literal["test", "dev"]] = Field(["test"], min_length=1)
+    splits: list[Split] = Field(["test"], min_length=1)
 
 
 class BuildSettings(_Model):
