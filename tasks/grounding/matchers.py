@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Callable, Literal
+from typing import Callable
 import hashlib
 import os
 import pyarrow.compute as pc
@@ -15,7 +15,7 @@ import unicodedata
 from common.text import normalize
 from schemas.config import Language
 from tasks.grounding.normalize import GENE_CONTEXT, NAME_CONTINUES, acronym_fits, fold, fold_term, is_acronym
-from tasks.grounding.params import GroundingParams, Match
+from tasks.grounding.params import GroundingParams, Match, Stemmer
 from tasks.grounding.runtime import sudachi_tokens
 from tasks.grounding.spans import WORD, MENTION_BREAK, Candidate, Term, keep_best_ranked, select_matches
 from tasks.grounding.stemming import lemma, light_stem
@@ -294,7 +294,7 @@ class TermRules:
     """Which of TermMatcher's rules apply: GroundingParams' TermMatcher fields."""
 
     stem: bool = True  # stemmed token sequences
-    stemmer: Literal["light", "snowball", "pymorphy3"] = "light"  # how a word is reduced (see light_stem, lemma)
+    stemmer: Stemmer = "light"  # how a word is reduced (see light_stem, lemma)
     bag: bool = True  # the same stemmed content words in another order
     acronyms: bool = True  # all-caps atoms, case-sensitively
     eponyms: bool = True  # an eponym without its head word

@@ -15,7 +15,7 @@ import threading
 from schemas.config import Language
 from tasks.grounding.matchers import fold_terms, load_terms
 from tasks.grounding.normalize import NORM_VERSION, is_acronym
-from tasks.grounding.params import QUICKUMLS_LANG
+from tasks.grounding.params import quickumls_language
 from tasks.grounding.runtime import gc_paused
 from tasks.grounding.spans import Term
 from tasks.grounding.stopwords import language_stopwords
@@ -158,7 +158,7 @@ def quickumls_index(atoms_path: Path, lang: Language, cache_root: Path, terms: l
         if tmp.exists():  # a killed build with this pid left it half-written
             shutil.rmtree(tmp)
         tmp.mkdir(parents=True)
-        qlang = QUICKUMLS_LANG.get(lang.code, ("ENG", "english"))[0]
+        qlang = quickumls_language(lang.code)[0]
         (tmp / "language.flag").write_text(qlang)
         (tmp / "database_backend.flag").write_text("unqlite")
         (tmp / "lowercase.flag").write_text("")

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from schemas.config import Language
 from tasks.grounding.normalize import fold, fold_term
-from tasks.grounding.params import Match, QUICKUMLS_LANG
+from tasks.grounding.params import Match, quickumls_language
 from tasks.grounding.simstring_reader import SimstringReader, UnsupportedDatabase
 from tasks.grounding.spans import MENTION_BREAK, Candidate, Term, select_matches
 from tasks.grounding.stopwords import ensure_nltk_stopwords, language_stopwords
@@ -24,6 +24,10 @@ def toolbox_safe_unicode(s: str) -> str:
     return safe_unicode(s)
 
 
+# parts of speech an n-gram neither starts nor ends on (QuickUMLS' own rule)
+_SKIPPED_POS = ("ADP", "DET", "CONJ")
+
+
 class QuickUMLSMatcher:
     """QuickUMLS on the fold()ed text; offsets refer to the original text."""
 
@@ -31,7 +35,7 @@ class QuickUMLSMatcher:
                  similarity: str = "jaccard", term_rank: dict[str, Term] | None = None):
         import spacy
 
-        qlang, nltk_name = QUICKUMLS_LANG.get(lang.code, ("ENG", "english"))
+        qlang, nltk_name = quickumls_language(lang.code)
         stop_langs = {"english": "en"}
         if lang.stopwords:
             stop_langs[nltk_name] = lang.stopwords
@@ -82,9 +86,9 @@ class QuickUMLSMatcher:
         skip = {k for k, t in enumerate(toks) if t[8] == "DET"}
         out = []
         for i, (idx, length, text, _ws, punct, space, num, lemma, pos) in enumerate(toks):
-            if punct or space or pos in ("ADP", "DET", "CONJ"):
+            if punct or space or pos in _SKIPPED_POS:
                 continue
-            compensate = num or (text in stop and lemma not in negations) or pos in ("ADP", "DET", "CONJ")
+            compensate = num or (text in stop and lemma not in negations) or pos in _SKIPPED_POS
             if i + 1 == n and not self._bad_end(toks[i], stop) and length >= min_len:
                 out.append((idx, idx + length, text))
             # (QuickUMLS tests a Token for membership in a set of indices here, which never
@@ -103,7 +107,7 @@ class QuickUMLSMatcher:
 
     @staticmethod
     def _bad_end(tok, stop) -> bool:
-        return tok[4] or tok[5] or tok[2] in stop or tok[8] in ("ADP", "DET", "CONJ")
+        return tok[4] or tok[5] or tok[2] in stop or tok[8] in _SKIPPED_POS
 
     def _ngram_matches(self, ngram: str) -> list[tuple[str, str, float, int]]:
         """QuickUMLS' matches for one normalised n-gram, (term, cui, similarity, preferred) in
