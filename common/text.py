@@ -32,6 +32,10 @@ def normalize(text: str) -> str:
     return " ".join(unicodedata.normalize("NFKC", text).casefold().split())
 
 
+# scripts written without spaces between words
+CJK_SCRIPTS = frozenset({"Han", "Hiragana", "Katakana", "Hangul"})
+
+
 @lru_cache(maxsize=65536)
 def script_of(ch: str) -> str | None:
     """Unicode script of a letter, or None for digits, punctuation and spaces."""
@@ -105,6 +109,6 @@ def contains_phrase(haystack: str, needle: str) -> bool:
     if not n:
         return False
     h = phrase_key(haystack)
-    if any(script_of(ch) in ("Han", "Hiragana", "Katakana", "Hangul") for ch in n):
+    if any(script_of(ch) in CJK_SCRIPTS for ch in n):
         return n.replace(" ", "") in h.replace(" ", "")
     return f" {n} " in f" {h} "

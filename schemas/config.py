@@ -4,15 +4,19 @@ from __future__ import annotations
 import re
 import tomllib
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, field_validator, model_validator
 
 from common.errors import InputError
 from common.jsonio import decode_text, open_input
-from schemas.records import LangCode
+from schemas.records import LangCode, SourceTask, Split
 
-ENGINES = ("google", "deepl", "microsoft", "mymemory", "libre")
+Engine = Literal["google", "deepl", "microsoft", "mymemory", "libre"]
+ENGINES: tuple[Engine, ...] = get_args(Engine)
+# language identification behind the langid gate (tasks/translation/langid.py), in the order
+# `installed_backends` lists them
+LangidBackend = Literal["langdetect", "lingua", "lingua-subset"]
 
 
 class _Model(BaseModel):
@@ -116,7 +120,7 @@ class SourceConfig(_Model):
 
 
 class BackgroundConfig(_Model):
-    task: Literal["xqa", "evidence"]
+    task: SourceTask
     path: str
     licence: LicenceId | None = None
 
@@ -124,7 +128,7 @@ class BackgroundConfig(_Model):
 class TranslationConfig(_Model):
     memory: list[str] = []
     licence: LicenceId | None = None  # of the memory files' translations
-    engine: Literal["google", "deepl", "microsoft", "mymemory", "libre"] | None = None
+    engine: Engine | None = None
     url: str | None = None
 
 
@@ -189,7 +193,7 @@ class EvaluationConfig(_Model):
     # "bm25", "dense:MODEL_DIR" or "dense:NAME=MODEL_DIR" (a local model folder, relative to
     # this file). Results go into the release's evaluation/ and its card (docs/evaluation.md).
     retrievers: list[Annotated[str, StringConstraints(pattern=r"^(bm25|dense:.+)$")]] = []
-    splits: list[Literal["test", "dev"]] = Field(["test"], min_length=1)
+    splits: list[Split] = Field(["test"], min_length=1)
 
 
 class BuildSettings(_Model):
@@ -227,7 +231,7 @@ class BuildConfig(_Model):
     # and the manifest and card say so. The sample (and the default) demands every cell.
     allow_empty_cells: bool = False
     # language identification behind the langid gate (docs/langid.md); the audit reuses it
-    langid_backend: Literal["lingua-subset", "lingua", "langdetect"] = "lingua-subset"
+    langid_backend: LangidBackend = "lingua-subset"
 
     @field_validator("languages")
     @classmethod

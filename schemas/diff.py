@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from schemas.records import NonEmpty, Strict
+from schemas.records import NonEmpty, Split, Strict
 
 CellStatus = Literal["added", "removed", "changed", "unchanged"]
 ChangeKind = Literal["added", "removed", "changed"]
@@ -46,7 +46,7 @@ class QrelRow(Strict):
     query_id: NonEmpty
     corpus_id: NonEmpty
     score: int
-    split: Literal["test", "dev"]
+    split: Split
 
 
 class QrelDiff(Strict):

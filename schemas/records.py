@@ -6,8 +6,10 @@ that a release that drifts from its contract fails the audit loudly.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Literal
+from types import NoneType, UnionType
+from typing import Annotated, Literal, Union, get_args, get_origin
 
+import pyarrow as pa
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, model_validator
 
 from common.errors import InputError
@@ -16,16 +18,14 @@ from common.jsonio import read_json_object
 Cui = Annotated[str, StringConstraints(pattern=r"^C\d{7}$")]
 LangCode = Annotated[str, StringConstraints(pattern=r"^[a-z]{2,3}(-[A-Za-z0-9]{2,8})?$")]
 TaskName = Literal["xqa", "cd", "evidence"]
+TASKS: tuple[TaskName, ...] = get_args(TaskName)
+SourceTask = Literal["xqa", "evidence"]  # the tasks a source's items feed (cd's queries are vocabulary names)
 Tier = Literal["easy", "medium", "hard"]
-TIERS: tuple[Tier, ...] = ("easy", "medium", "hard")
-TASKS: tuple[TaskName, ...] = ("xqa", "cd", "evidence")
-Provenance = Literal[
-    "native",
-    "terminology",
-    "human-translated",
-    "machine-translated",
-    "machine-translated and verified",
-]
+TIERS: tuple[Tier, ...] = get_args(Tier)
+Split = Literal["test", "dev"]
+SPLITS: tuple[Split, ...] = get_args(Split)  # test first: every cell has it
+TranslationStatus = Literal["human-translated", "machine-translated", "machine-translated and verified"]
+Provenance = Literal["native", "terminology", TranslationStatus]  # where a query's text comes from
 # where a pivot query's English text comes from: the item's own English source text (`native`),
 # a vocabulary's English name (`terminology`, cd) or the source's own English translation of
 # its non-English item (`human-translated`, e.g. IgakuQA's *_translate.jsonl)
@@ -62,7 +62,7 @@ class SourceItem(Strict):
     concepts are the hard negatives."""
 
     id: NonEmpty
-    task: Literal["xqa", "evidence"]
+    task: SourceTask
     lang: LangCode
     text: NonEmpty
     pivot: str | None = None  # English text of a non-English question
@@ -120,7 +120,7 @@ class Query(Strict):
     cuis: list[Cui] = Field(min_length=1)
     pivot_text: NonEmpty | None  # the English text; null for a source without one
     provenance: Provenance
-    split: Literal["test", "dev"]
+    split: Split
 
 
 class PivotQuery(Query):
@@ -133,9 +133,21 @@ class PivotQuery(Query):
 
 
 class Qrel(Strict):
-    query_id: NonEmpty
-    corpus_id: NonEmpty
+    """A relevance judgement; its parquet columns are named as BEIR's qrels header names them."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    query_id: NonEmpty = Field(alias="query-id")
+    corpus_id: NonEmpty = Field(alias="corpus-id")
     score: int = Field(ge=0)
+
+
+class TopRanked(Strict):
+    """top_ranked/<split>.parquet row of a cd cell: the documents a query is ranked among (MTEB's
+    reranking layout): its confusion set's target and distractors."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    query_id: NonEmpty = Field(alias="query-id")
+    corpus_ids: list[NonEmpty] = Field(alias="corpus-ids", min_length=1)
 
 
 class Translation(Strict):
@@ -147,9 +159,7 @@ class Translation(Strict):
     target: NonEmpty
     origin: Literal["human", "machine"] = "machine"
     engine: str = "human"
-    status: Literal["human-translated", "machine-translated", "machine-translated and verified"] = (
-        "human-translated"
-    )
+    status: TranslationStatus = "human-translated"
 
 
 class FileEntry(Strict):
@@ -214,6 +224,42 @@ class AuditReport(Strict):
     version: NonEmpty
     passed: bool
     checks: list[AuditCheck]
+
+
+def _arrow_type(annotation) -> pa.DataType:
+    """The arrow type of a field's annotation: strings (constrained or a Literal of strings),
+    ints, floats, booleans, lists of those; optional (`X | None`) as X (arrow columns are nullable)."""
+    origin = get_origin(annotation)
+    if origin is Annotated:
+        return _arrow_type(get_args(annotation)[0])
+    if origin in (Union, UnionType):
+        kinds = [a for a in get_args(annotation) if a is not NoneType]
+        if len(kinds) == 1:
+            return _arrow_type(kinds[0])
+    elif origin is Literal and all(isinstance(v, str) for v in get_args(annotation)):
+        return pa.string()
+    elif origin is list:
+        return pa.list_(_arrow_type(get_args(annotation)[0]))
+    elif annotation in _ARROW_SCALARS:
+        return _ARROW_SCALARS[annotation]
+    raise TypeError(f"no arrow type for {annotation!r}")
+
+
+_ARROW_SCALARS = {str: pa.string(), int: pa.int64(), float: pa.float64(), bool: pa.bool_()}
+
+
+def arrow_schema(model: type[BaseModel]) -> pa.Schema:
+    """The parquet columns of a record: its fields in order, under the names they are written
+    with (the alias: `_id`, `query-id`), every column nullable."""
+    return pa.schema([(f.alias or name, _arrow_type(f.annotation)) for name, f in model.model_fields.items()])
+
+
+# The release's parquet files, one schema per record (a pivot query's file has a query's columns).
+DOCUMENT_ARROW = arrow_schema(Document)
+QUERY_ARROW = arrow_schema(Query)
+QREL_ARROW = arrow_schema(Qrel)
+TOP_RANKED_ARROW = arrow_schema(TopRanked)
+CONFUSION_SET_ARROW = arrow_schema(ConfusionSet)
 
 
 def load_manifest(path: Path | str) -> dict:

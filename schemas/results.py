@@ -7,16 +7,14 @@ bootstrap interval over the cell's queries (`statistics` says how it was drawn).
 """
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Literal, get_args
 
 from pydantic import StringConstraints
 
-from schemas.records import LangCode, Sha256, Strict, TaskName, Tier
+from schemas.records import LangCode, Sha256, Split, Strict, TaskName, Tier
 
-Split = Literal["test", "dev"]
-SPLITS: tuple[Split, ...] = ("test", "dev")
 MetricName = Literal["ndcg_at_10", "recall_at_100", "mrr_at_10"]
-METRICS: tuple[MetricName, ...] = ("ndcg_at_10", "recall_at_100", "mrr_at_10")
+METRICS: tuple[MetricName, ...] = get_args(MetricName)
 RetrieverName = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9._-]{0,63}$")]
 FORMAT = "mmedbench-evaluation/2"
 QuerySet = Literal["native", "pivot"]

@@ -114,9 +114,9 @@ def test_rrf_reader_fuzz(work, data, name):
 
 # ------------------------------------------------------------------------------------ OBO, babelon, DO TSV
 
-from umls.derive_sample import _read_babelon  # noqa: E402
+from umls.derive_sample import read_babelon  # noqa: E402
 from umls.obo import read_obo  # noqa: E402
-from umls.obo_vocabulary import _read_do_tsv  # noqa: E402
+from umls.obo_vocabulary import read_do_tsv  # noqa: E402
 from tests.umls.test_obo import DOC as OBO_DOC  # noqa: E402
 
 BABELON = ("subject_id\tsource_language\ttranslation_language\tpredicate_id\tsource_value\ttranslation_status\ttranslation_value\n"
@@ -140,7 +140,7 @@ def test_obo_reader_fuzz(work, data):
 def test_babelon_reader_fuzz(work, data):
     path = work / "hp-fr.babelon.tsv"
     path.write_bytes(data.draw(mutated(BABELON)))
-    only_input_errors(_read_babelon, path)
+    only_input_errors(read_babelon, path)
 
 
 @FUZZ
@@ -148,7 +148,7 @@ def test_babelon_reader_fuzz(work, data):
 def test_do_tsv_reader_fuzz(work, data):
     path = work / "allXREFinDO.tsv"
     path.write_bytes(data.draw(mutated(DO_TSV)))
-    only_input_errors(lambda p: _read_do_tsv(p, "the current DO's cross-references"), path)
+    only_input_errors(lambda p: read_do_tsv(p, "the current DO's cross-references"), path)
 
 
 # ------------------------------------------------------------------------------------ JSON lines: sources, passages, memory

@@ -136,11 +136,11 @@ def read_code_rows(src: CodeNamesConfig, path: Path, drops: Counter) -> list[tup
 
 def read_do_codes(data_dir: Path, code_system: str) -> dict[str, set[str]]:
     """DO term -> the normalised codes it cross-references in `code_system`."""
-    from umls.obo_vocabulary import _read_do_tsv
+    from umls.obo_vocabulary import read_do_tsv
 
     prefix = code_system + ":"
     out: dict[str, set[str]] = defaultdict(set)
-    for _line, (doid, _label, xref) in _read_do_tsv(Path(data_dir) / DO_XREF, "the current DO's cross-references"):
+    for _line, (doid, _label, xref) in read_do_tsv(Path(data_dir) / DO_XREF, "the current DO's cross-references"):
         if xref.startswith(prefix):
             out[doid].add(normalize_code(xref[len(prefix):]))
     return dict(out)

@@ -79,7 +79,9 @@ def _ancestors(node: str, parents: dict[str, list[str]]) -> set[str]:
     return seen
 
 
-def _sty_for(term_id: str, name: str, ancestors: set[str]) -> str:
+def sty_for(term_id: str, name: str, ancestors: set[str]) -> str:
+    """The semantic type of a DO or HPO term: its first branch in STY_BY_BRANCH among its
+    lineage, congenital and laboratory names told apart."""
     lineage = ancestors | {term_id}
     for branch, tui in STY_BY_BRANCH:
         if branch in lineage:
@@ -94,7 +96,7 @@ def _sty_for(term_id: str, name: str, ancestors: set[str]) -> str:
 BABELON_COLUMNS = ("subject_id", "predicate_id", "translation_status", "translation_value")
 
 
-def _read_babelon(path: Path) -> dict[str, str]:
+def read_babelon(path: Path) -> dict[str, str]:
     """Official rdfs:label translations by HPO id (column order differs between files: the
     header names them). Tab-separated, unquoted; a malformed file is one InputError."""
     labels: dict[str, str] = {}
@@ -217,13 +219,13 @@ def collect(data: Path) -> dict:
     with (data / "hpo/hp.obo").open(encoding="utf-8") as fh:
         hp_terms = {t.id: t for t in parse_obo(fh, "hp.obo") if not t.obsolete}
     hp_parents = {t.id: t.parents for t in hp_terms.values()}
-    translations = {lang: _read_babelon(data / f"hpo/hp-{lang}.babelon.tsv") for lang in SAB_BY_LANG}
+    translations = {lang: read_babelon(data / f"hpo/hp-{lang}.babelon.tsv") for lang in SAB_BY_LANG}
 
     id_to_cui: dict[str, str] = {}
     add_terms(concepts, id_to_cui, "DO", do_terms, {d: sorted(v) for d, v in do_cuis.items()},
-              lambda term_id: _ancestors(term_id, do_parents), set(DO_ROOTS), _sty_for)
+              lambda term_id: _ancestors(term_id, do_parents), set(DO_ROOTS), sty_for)
     add_terms(concepts, id_to_cui, "HPO", hp_terms, hpo_cuis(hp_terms),
-              lambda term_id: _ancestors(term_id, hp_parents), set(HPO_ROOTS), _sty_for, translations)
+              lambda term_id: _ancestors(term_id, hp_parents), set(HPO_ROOTS), sty_for, translations)
     # parent links between kept concepts (nearest kept ancestor is not inferred: direct is_a only)
     for term_id, cui in id_to_cui.items():
         parents = do_parents.get(term_id) or hp_parents.get(term_id) or []

@@ -28,7 +28,7 @@ and writes the three tables `umls.vocabulary.build_vocabulary` writes from a UML
 
 The rules are derive_sample's (one concept per term, its lowest CUI; DO before HPO; the first
 name of a concept in a language is its preferred atom; semantic types from ontology branches,
-`derive_sample._sty_for`), with three additions for the non-sample modes, each because the
+`derive_sample.sty_for`), with three additions for the non-sample modes, each because the
 full ontologies need it:
 
 - DO terms that the current DO cross-references to a CUI but the 2016 OBO lacks (or marks
@@ -122,7 +122,7 @@ def _read_obo(path: Path) -> dict[str, OboTerm]:
         raise InputError(path, str(exc)) from None
 
 
-def _read_do_tsv(path: Path, what: str) -> list[tuple[int, list[str]]]:
+def read_do_tsv(path: Path, what: str) -> list[tuple[int, list[str]]]:
     """Rows of a DO TSV export (header skipped), quotes stripped, with their line numbers."""
     _require(path, what)
     rows = []
@@ -178,7 +178,7 @@ def _sty(term_id: str, name: str, ancestors: frozenset[str]) -> str:
         for branch, tui in HPO_NON_PHENOTYPE_STY:
             if branch in lineage:
                 return tui
-    return ds._sty_for(term_id, name, set(ancestors))
+    return ds.sty_for(term_id, name, set(ancestors))
 
 
 _CUI = re.compile(r"C\d{7}")
@@ -237,7 +237,7 @@ def read_translations(data_dir: Path, languages: Iterable[str]) -> dict[str, dic
         if not path.exists():
             continue
         names: dict[str, list[tuple[str, str]]] = defaultdict(list)
-        for term_id, label in ds._read_babelon(path).items():
+        for term_id, label in ds.read_babelon(path).items():
             names[term_id].append(("PT", label))
         syn = synonyms_path(data_dir, code)
         if syn.exists():
@@ -267,7 +267,7 @@ def _collect_open(data_dir: Path, roots: str | Iterable[str], languages: Iterabl
     do_terms = _read_obo(data_dir / DO_OBO)
     do_cuis: dict[str, set[str]] = defaultdict(set)
     do_label: dict[str, str] = {}
-    for _line, (doid, label, xref) in _read_do_tsv(data_dir / DO_XREF, "the current DO's cross-references"):
+    for _line, (doid, label, xref) in read_do_tsv(data_dir / DO_XREF, "the current DO's cross-references"):
         do_label.setdefault(doid, label)
         if xref.startswith("UMLS_CUI:"):
             do_cuis[doid].add(xref.split(":", 1)[1])
@@ -278,7 +278,7 @@ def _collect_open(data_dir: Path, roots: str | Iterable[str], languages: Iterabl
     do_parents: dict[str, list[str]] = {t.id: list(t.parents) for t in do_terms.values()}
     current_only = sorted(d for d in do_cuis if d not in do_terms)
     if current_only:
-        human = _read_do_tsv(data_dir / DO_HUMAN, "the current DO's hierarchy")
+        human = read_do_tsv(data_dir / DO_HUMAN, "the current DO's hierarchy")
         by_label: dict[str, set[str]] = defaultdict(set)
         for _line, (doid, label, _parent) in human:
             by_label[label].add(doid)

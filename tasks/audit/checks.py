@@ -511,6 +511,44 @@ def _has_pivot_controls(rel: Release) -> bool:
         c["pivot_queries"] is not None or c["pivot_qrels"] for c in rel.cells.values())
 
 
+def _pivot_row_failures(where: str, r: dict, q: dict, c: dict) -> list[str]:
+    """What is wrong with one pivot query row `r` of cell `c`, against the cell's query `q`."""
+    failures = []
+    if r.get("text") != q.get("pivot_text"):
+        failures.append(f"{where}: text differs from the query's pivot_text")
+    if r.get("lang") != "en":
+        failures.append(f"{where}: lang {r.get('lang')!r}, expected 'en'")
+    if r.get("split") != q.get("split"):
+        failures.append(f"{where}: split {r.get('split')!r}, the query's is {q.get('split')!r}")
+    if r.get("cuis") != q.get("cuis"):
+        failures.append(f"{where}: cuis differ from the query's")
+    if (r.get("provenance") == "terminology") != (c["task"] == "cd"):
+        failures.append(f"{where}: provenance {r.get('provenance')!r} in a {c['task']} cell "
+                        f"(terminology: a cd concept's English name, and only that)")
+    elif c["task"] != "cd" and q.get("provenance") == "native" and r.get("provenance") != "human-translated":
+        failures.append(f"{where}: provenance {r.get('provenance')!r} for a query written in {c['lang']} "
+                        f"(its English is its source's translation: human-translated)")
+    return failures
+
+
+def _pivot_qrels_failures(rel: Release, cell: str, c: dict, pivot_ids: set) -> list[str]:
+    """BEIR reads pivot-qrels/<split>.tsv with the pivot queries: they must be the cell's qrels
+    of exactly those queries, a file for each of the cell's qrels files and no other."""
+    failures = []
+    want = Counter((Path(p).name, tuple(f)) for p, _, f in c["qrels"] if f and f[0] in pivot_ids)
+    have = Counter((Path(p).name, tuple(f)) for p, _, f in c["pivot_qrels"])
+    for (split_file, fields), k in sorted((want - have).items()):
+        failures.append(f"{cell}/pivot-qrels/{split_file}: missing the cell's qrel {chr(9).join(fields)!r}" + (f" ({k}x)" if k > 1 else ""))
+    for (split_file, fields), k in sorted((have - want).items()):
+        failures.append(f"{cell}/pivot-qrels/{split_file}: {chr(9).join(fields)!r} is not a qrel of a pivot query in "
+                        f"the cell's qrels/{split_file}" + (f" ({k}x)" if k > 1 else ""))
+    beir = {p.name for p in (rel.root / cell / "qrels").glob("*.tsv")}
+    pivot = {p.name for p in (rel.root / cell / "pivot-qrels").glob("*.tsv")}
+    failures += [f"{cell}/pivot-qrels/{f}: missing (the cell has qrels/{f})" for f in sorted(beir - pivot)]
+    failures += [f"{cell}/pivot-qrels/{f}: the cell has no qrels/{f}" for f in sorted(pivot - beir)]
+    return failures
+
+
 def check_pivot_queries(rel: Release) -> AuditCheck:
     """Each non-English cell's pivot control is its own queries asked in English: every query
     with a `pivot_text` is in pivot-queries.jsonl under its id and split, with that text, in
@@ -553,35 +591,10 @@ def check_pivot_queries(rel: Release) -> AuditCheck:
             if qid not in expected:
                 failures.append(f"{where}: the cell's query has no pivot_text")
                 continue
-            if r.get("text") != q.get("pivot_text"):
-                failures.append(f"{where}: text differs from the query's pivot_text")
-            if r.get("lang") != "en":
-                failures.append(f"{where}: lang {r.get('lang')!r}, expected 'en'")
-            if r.get("split") != q.get("split"):
-                failures.append(f"{where}: split {r.get('split')!r}, the query's is {q.get('split')!r}")
-            if r.get("cuis") != q.get("cuis"):
-                failures.append(f"{where}: cuis differ from the query's")
-            if (r.get("provenance") == "terminology") != (c["task"] == "cd"):
-                failures.append(f"{where}: provenance {r.get('provenance')!r} in a {c['task']} cell "
-                                f"(terminology: a cd concept's English name, and only that)")
-            elif c["task"] != "cd" and q.get("provenance") == "native" and r.get("provenance") != "human-translated":
-                failures.append(f"{where}: provenance {r.get('provenance')!r} for a query written in {c['lang']} "
-                                f"(its English is its source's translation: human-translated)")
+            failures += _pivot_row_failures(where, r, q, c)
         for qid in sorted(expected.keys() - seen, key=str):
             failures.append(f"{name}: query {qid!r} has a pivot_text and is missing")
-        # BEIR reads pivot-qrels/<split>.tsv with the pivot queries: the cell's qrels of exactly those
-        pivot_ids = set(ids)
-        want = Counter((Path(p).name, tuple(f)) for p, _, f in c["qrels"] if f and f[0] in pivot_ids)
-        have = Counter((Path(p).name, tuple(f)) for p, _, f in c["pivot_qrels"])
-        for (split_file, fields), k in sorted((want - have).items()):
-            failures.append(f"{cell}/pivot-qrels/{split_file}: missing the cell's qrel {chr(9).join(fields)!r}" + (f" ({k}x)" if k > 1 else ""))
-        for (split_file, fields), k in sorted((have - want).items()):
-            failures.append(f"{cell}/pivot-qrels/{split_file}: {chr(9).join(fields)!r} is not a qrel of a pivot query in "
-                            f"the cell's qrels/{split_file}" + (f" ({k}x)" if k > 1 else ""))
-        beir = {p.name for p in (rel.root / cell / "qrels").glob("*.tsv")}
-        pivot = {p.name for p in (rel.root / cell / "pivot-qrels").glob("*.tsv")}
-        failures += [f"{cell}/pivot-qrels/{f}: missing (the cell has qrels/{f})" for f in sorted(beir - pivot)]
-        failures += [f"{cell}/pivot-qrels/{f}: the cell has no qrels/{f}" for f in sorted(pivot - beir)]
+        failures += _pivot_qrels_failures(rel, cell, c, set(ids))
     return _check("pivot_queries", failures, f"{n} pivot queries in {cells} cells, each its cell's query asked in English, "
                                              f"with the cell's qrels")
 

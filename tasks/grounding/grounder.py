@@ -52,12 +52,15 @@ import re
 
 from schemas.config import Language
 from tasks.grounding.abbreviations import AbbreviationExpander, expand_abbreviations
-from tasks.grounding.matchers import (CJKMatcher, FuzzyLinker, Term, TermMatcher, _WORD, _put, _select, cjk_fold, fold_terms,
-                                      gc_paused, load_terms)
+from tasks.grounding.matchers import CJKMatcher, FuzzyLinker, TermMatcher, TermRules, cjk_fold, fold_terms, load_terms
 from tasks.grounding.negation import negated
-from tasks.grounding.normalize import GENERIC_TERMS, HEAD_WORDS, _PAREN_SHORT, acronym_fits, fold_term
+from tasks.grounding.normalize import GENERIC_TERMS, HEAD_WORDS, PAREN_SHORT, acronym_fits, fold_term
 from tasks.grounding.params import Match, params_for
-from tasks.grounding.quickumls_index import QuickUMLSMatcher, _stopwords, quickumls_index
+from tasks.grounding.quickumls_index import quickumls_index
+from tasks.grounding.quickumls_matcher import QuickUMLSMatcher
+from tasks.grounding.runtime import gc_paused
+from tasks.grounding.spans import WORD, Candidate, Term, keep_best_ranked, select_matches
+from tasks.grounding.stopwords import language_stopwords
 
 
 class Grounder:
@@ -82,16 +85,14 @@ class Grounder:
             self.matcher = CJKMatcher(terms, lang.code, segment=p.segment)
             self.generic = {cjk_fold(g, lang.code == "ja")[0] for g in self.generic}
         else:
-            self.stopwords = {fold_term(w, self.latin) for w in _stopwords(lang)}
+            self.stopwords = {fold_term(w, self.latin) for w in language_stopwords(lang)}
             folded = fold_terms(terms, self.latin)  # once, for the matcher, the index and the ranks
-            self.matcher = TermMatcher(terms, self.latin, lang.code, _stopwords(lang), stem=p.stem, bag=p.bag,
-                                       acronyms=p.acronyms, snowball=p.stemmer == "snowball", lemmas=p.stemmer == "pymorphy3",
-                                       eponyms=p.eponyms, folded=folded)
+            self.matcher = TermMatcher(terms, self.latin, lang.code, language_stopwords(lang), TermRules.of(p), folded)
             if p.fuzzy:
                 index = quickumls_index(Path(atoms_path), lang, Path(cache_root), terms, folded)
                 rank: dict[str, Term] = {}
                 for t, key in zip(terms, folded):
-                    _put(rank, key, t)
+                    keep_best_ranked(rank, key, t)
                 self.fuzzy = QuickUMLSMatcher(index, lang, p.threshold, p.window, Path(cache_root),
                                               similarity=p.similarity, term_rank=rank)
             if p.abbreviations:
@@ -107,7 +108,7 @@ class Grounder:
             self._linker = FuzzyLinker(self._terms, self.latin, self._cache_root)
         return self._linker
 
-    def _candidates(self, text: str) -> list[tuple[int, int, str, float, int]]:
+    def _candidates(self, text: str) -> list[Candidate]:
         cands = self.matcher.candidates(text)
         if self.fuzzy is not None:
             cands += self.fuzzy.candidates(text)
@@ -179,7 +180,7 @@ class Grounder:
         known = {text[s0:s1] for s0, s1, _l0, _l1 in pairs}
         out = []
         for m in matches:
-            par = _PAREN_SHORT.match(text, m.end)
+            par = PAREN_SHORT.match(text, m.end)
             if not par:
                 continue
             short = par.group(1)
@@ -195,10 +196,10 @@ class Grounder:
         dehydrogenase" names the enzyme, "... deficiency" the disease; "central nervous system"
         is not "central nervous system cancer"."""
         heads = HEAD_WORDS.get(self.lang.code, set()) | self.generic
-        have = set(_WORD.findall(fold_term(long_form, self.latin)))
-        stem = self.matcher._stem
+        have = set(WORD.findall(fold_term(long_form, self.latin)))
+        stem = self.matcher.stem_of
         have_stems = {stem(w) for w in have}
-        return any(w in heads and stem(w) not in have_stems for w in _WORD.findall(fold_term(term, self.latin)))
+        return any(w in heads and stem(w) not in have_stems for w in WORD.findall(fold_term(term, self.latin)))
 
     def _link_long_forms(self, text: str, matches: list[Match], pairs: list[tuple[int, int, int, int]]) -> list[Match]:
         """A long form no match covers by half gets its nearest vocabulary string's concept
@@ -226,7 +227,7 @@ class Grounder:
         pairs = self.abbrev.pairs(text) if self.abbrev is not None else []
         if pairs:
             cands += self._abbreviation_candidates(text, pairs)
-        matches = [m for m in _select(cands, text) if not self._is_generic(m)]
+        matches = [m for m in select_matches(cands, text) if not self._is_generic(m)]
         if pairs and self.params.link_long_forms:
             matches = self._link_long_forms(text, matches, pairs)
         if self.abbrev is not None:

@@ -1,59 +1,24 @@
 """Vocabulary matchers: exact/stemmed token matching, CJK dictionary matching, fuzzy long-form linking."""
 from __future__ import annotations
 
-from contextlib import contextmanager
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import NamedTuple
-import gc
+from typing import Callable
 import hashlib
 import os
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import re
-import threading
 import unicodedata
 
 from common.text import normalize
 from schemas.config import Language
-from tasks.grounding.normalize import GENE_CONTEXT, _NAME_CONTINUES, acronym_fits, fold, fold_term, is_acronym
-from tasks.grounding.params import Match, QUICKUMLS_LANG
-
-
-_GC_LOCK = threading.Lock()
-_gc_pauses = 0  # builds in progress (threads may build grounders concurrently)
-_gc_was_enabled = False
-
-
-@contextmanager
-def gc_paused():
-    """The cyclic garbage collector off while grounders are built: a build allocates millions
-    of long-lived objects (terms, index keys), each collection rescans them all (5 s of the
-    English TermMatcher's 17) and frees nothing, as they all live on. Counted, so that
-    concurrent builds re-enable it only when the last one ends, and only if it was on."""
-    global _gc_pauses, _gc_was_enabled
-    with _GC_LOCK:
-        if _gc_pauses == 0:
-            _gc_was_enabled = gc.isenabled()
-            gc.disable()
-        _gc_pauses += 1
-    try:
-        yield
-    finally:
-        with _GC_LOCK:
-            _gc_pauses -= 1
-            if _gc_pauses == 0 and _gc_was_enabled:
-                gc.enable()
-
-
-class Term(NamedTuple):
-    """One vocabulary atom. A named tuple, not a dataclass: a grounder holds one per atom
-    (1.1M in English), and a tuple is built faster and is smaller (80 bytes, 104 for the
-    frozen dataclass it was)."""
-
-    text: str
-    cui: str
-    rank: tuple  # smaller wins between CUIs sharing a string: preferred atom, source order, CUI
+from tasks.grounding.normalize import GENE_CONTEXT, NAME_CONTINUES, acronym_fits, fold, fold_term, is_acronym
+from tasks.grounding.params import GroundingParams, Match, Stemmer
+from tasks.grounding.runtime import sudachi_tokens
+from tasks.grounding.spans import WORD, MENTION_BREAK, Candidate, Term, keep_best_ranked, select_matches
+from tasks.grounding.stemming import lemma, light_stem
 
 
 def _pylist(column) -> list:
@@ -76,25 +41,6 @@ def fold_terms(terms: list[Term], latin: bool) -> list[str]:
     """Every term's fold_term, computed once per grounder and shared by TermMatcher, the
     QuickUMLS index and the QuickUMLS rank dict."""
     return [fold_term(t.text, latin) for t in terms]
-
-
-def _put(index: dict, key, term: Term) -> None:
-    cur = index.get(key)
-    if cur is None or term.rank < cur.rank:
-        index[key] = term
-
-
-def _select(cands: list[tuple[int, int, str, float, int]], text: str) -> list[Match]:
-    """Non-overlapping matches from (start, end, cui, score, tier) candidates: longest
-    first, then the better tier (smaller), the higher score, the leftmost, the smallest CUI."""
-    taken: list[tuple[int, int]] = []
-    out = []
-    for s, e, cui, score, _tier in sorted(cands, key=lambda c: (-(c[1] - c[0]), c[4], -c[3], c[0], c[2])):
-        if any(s < te and ts < e for ts, te in taken):
-            continue
-        taken.append((s, e))
-        out.append(Match(s, e, text[s:e], cui, score))
-    return sorted(out, key=lambda m: (m.start, m.end, m.cui))
 
 
 class DictionaryMatcher:
@@ -182,23 +128,6 @@ def cjk_fold(text: str, kana: bool = False) -> tuple[str, list[int], list[int]]:
     return "".join(out), starts, ends
 
 
-@lru_cache(maxsize=2)
-def _sudachi():
-    from sudachipy import dictionary, tokenizer
-
-    d = dictionary.Dictionary(dict="core")
-    return (d.tokenizer() if hasattr(d, "tokenizer") else d.create()), tokenizer.Tokenizer.SplitMode.A
-
-
-_SUDACHI_LOCK = threading.Lock()  # one shared tokenizer; Prefect may run task runs in threads
-
-
-def _sudachi_tokens(text: str) -> list[tuple[int, int, str]]:
-    tok, mode = _sudachi()
-    with _SUDACHI_LOCK:
-        return [(m.begin(), m.end(), m.normalized_form()) for m in tok.tokenize(text, mode)]
-
-
 class CJKMatcher:
     """Exact matching for unsegmented scripts, longest first, with word-boundary and
     (for ja) Sudachi normalised-form matching. See the module docstring."""
@@ -213,12 +142,12 @@ class CJKMatcher:
         for t in terms:
             key = cjk_fold(t.text, self.kana)[0]
             if len(key) >= min_len:
-                _put(self.index, key, t)
+                keep_best_ranked(self.index, key, t)
         if self.kana:
             for t in terms:
-                key = cjk_fold("".join(nf for _s, _e, nf in _sudachi_tokens(t.text)), True)[0]
+                key = cjk_fold("".join(nf for _s, _e, nf in sudachi_tokens(t.text)), True)[0]
                 if len(key) >= min_len:
-                    _put(self.nf_index, key, t)
+                    keep_best_ranked(self.nf_index, key, t)
         self.max_len = max((len(k) for k in self.index), default=0)
         self.max_nf_len = max((len(k) for k in self.nf_index), default=0)
         self._jieba = None
@@ -247,13 +176,13 @@ class CJKMatcher:
             return b
         if self.kana:
             b = set()
-            for s, e, _nf in _sudachi_tokens(text):
+            for s, e, _nf in sudachi_tokens(text):
                 b.add(s)
                 b.add(e)
             return b
         return None
 
-    def candidates(self, text: str) -> list[tuple[int, int, str, float, int]]:
+    def candidates(self, text: str) -> list[Candidate]:
         norm, starts, ends = cjk_fold(text, self.kana)
         cands = []
         for i in range(len(norm)):
@@ -263,7 +192,7 @@ class CJKMatcher:
                     cands.append((starts[i], ends[i + length - 1], t.cui, 1.0, 0))
                     break
         if self.nf_index:
-            toks = _sudachi_tokens(text)
+            toks = sudachi_tokens(text)
             folded = [cjk_fold(nf, True)[0] for _s, _e, nf in toks]
             for i in range(len(toks)):
                 acc = ""
@@ -285,7 +214,7 @@ class CJKMatcher:
         return cands
 
     def match(self, text: str) -> list[Match]:
-        return _select(self.candidates(text), text)
+        return select_matches(self.candidates(text), text)
 
 
 class FuzzyLinker:
@@ -303,7 +232,7 @@ class FuzzyLinker:
         for t in terms:
             key = fold_term(t.text, latin)
             if len(key) >= 4:
-                _put(best, key, t)
+                keep_best_ranked(best, key, t)
         self.strings = sorted(best)
         self.terms = [best[k] for k in self.strings]
         self.vectorizer = TfidfVectorizer(analyzer="char_wb", ngram_range=(3, 3), min_df=1, dtype=np.float32)
@@ -354,96 +283,50 @@ EPONYM_HEADS = {"en": ({"disease", "syndrome", "disorder"}, set()),
                 "es": (set(), {"enfermedad de", "sindrome de"})}
 
 
-_WORD = re.compile(r"\w+")
-
-
-_BREAK = re.compile(r"[()\[\]{},;:.!?\n]")  # a mention does not cross these (in the original text)
-
-
 # the only stop-words a reordered (bag) match may contain: "cancer of the rectum"; never a
 # coordinator ("Angelman syndrome and Prader-Willi" is two mentions)
 BAG_FUNCTION_WORDS = {"en": {"of", "the", "in"}, "fr": {"de", "du", "des", "la", "le", "les", "l", "d"},
                       "es": {"de", "del", "la", "el", "los", "las"}, "ru": set()}
 
 
-_EN_BRITISH = [(re.compile(r"(?<=[a-z])ae(?=[a-z])"), "e"), (re.compile(r"(?<=[a-z])oe(?=[a-z])"), "e"),
-               (re.compile(r"(?<=[a-z]{3})our(?=s?$)"), "or")]
+@dataclass(frozen=True)
+class TermRules:
+    """Which of TermMatcher's rules apply: GroundingParams' TermMatcher fields."""
+
+    stem: bool = True  # stemmed token sequences
+    stemmer: Stemmer = "light"  # how a word is reduced (see light_stem, lemma)
+    bag: bool = True  # the same stemmed content words in another order
+    acronyms: bool = True  # all-caps atoms, case-sensitively
+    eponyms: bool = True  # an eponym without its head word
+    max_tokens: int = 12  # the longest span tried, in words
+
+    @classmethod
+    def of(cls, params: GroundingParams) -> TermRules:
+        return cls(stem=params.stem, stemmer=params.stemmer, bag=params.bag, acronyms=params.acronyms,
+                   eponyms=params.eponyms)
 
 
-def light_stem(word: str, lang_code: str, snowball: bool = False) -> str:
-    """Inflection only (plural), so that "tumors" = "tumor" but "hepatic" != "hepatitis"
-    (a Snowball stemmer conflates those); English also folds British spellings (haemorrhage,
-    oedema, tumour). Languages without rules here use Snowball when NLTK has one."""
-    w = word
-    if lang_code == "en":
-        for rx, rep in _EN_BRITISH:
-            w = rx.sub(rep, w)
-    if snowball:
-        if lang_code == "en" and w.endswith(("itis", "itides")):
-            return w  # Snowball makes hepatitis = hepatic, retinitis = retinal
-        st = _snowball(QUICKUMLS_LANG.get(lang_code, (None, None))[1])
-        return st.stem(w) if st is not None else w
-    if lang_code == "en":
-        if len(w) > 4 and w.endswith("ies"):
-            return w[:-3] + "y"
-        if len(w) > 3 and w.endswith("s") and not w.endswith(("ss", "us", "is")):
-            return w[:-1]
-        return w
-    if lang_code == "fr":
-        if len(w) > 5 and w.endswith("aux"):
-            return w[:-3] + "al"
-        if len(w) > 3 and w.endswith(("s", "x")) and not w.endswith(("ss", "us")):
-            return w[:-1]
-        return w
-    if lang_code == "es":
-        if len(w) > 5 and w.endswith("ces"):
-            return w[:-3] + "z"
-        if len(w) > 5 and w.endswith("iones"):
-            return w[:-5] + "ion"
-        if len(w) > 4 and w.endswith("es") and w[-3] not in "aeiou":
-            return w[:-2]
-        if len(w) > 3 and w.endswith("s") and w[-2] in "aeiou" and not w.endswith("is"):
-            return w[:-1]
-        return w
-    st = _snowball(QUICKUMLS_LANG.get(lang_code, (None, None))[1])
-    return st.stem(w) if st is not None else w
+def word_reducer(rules: TermRules, lang_code: str) -> Callable[[str], str]:
+    """A word's stem or lemma under the rules (memoised: a text's words recur), or the word."""
+    if not rules.stem:
+        return lambda w: w
+    if rules.stemmer == "pymorphy3":
+        return lru_cache(maxsize=200000)(lambda w: lemma(w, lang_code))
+    snowball = rules.stemmer == "snowball"
+    return lru_cache(maxsize=200000)(lambda w: light_stem(w, lang_code, snowball))
 
 
-@lru_cache(maxsize=4)
-def _morph_analyzer(lang_code: str):
-    """pymorphy3's analyzer for a language (its dictionaries ship in the pymorphy3-dicts-<code>
-    wheel: nothing downloads)."""
-    import pymorphy3
-
-    try:
-        return pymorphy3.MorphAnalyzer(lang=lang_code)
-    except (ValueError, ImportError) as exc:  # no dictionary package for the language
-        raise ValueError(f"morphology 'pymorphy3' for {lang_code!r}: {exc}") from None
-
-
-_MORPH_LOCK = threading.Lock()
-
-
-def lemma(word: str, lang_code: str) -> str:
-    """The most probable dictionary lemma of a folded word ("шизофренией" -> "шизофрения",
-    "острым" -> "острый"), folded the way fold() folds ("ё" -> "е"); words pymorphy3 cannot
-    parse (Latin, numbers) come back as they are."""
-    analyzer = _morph_analyzer(lang_code)
-    with _MORPH_LOCK:  # one analyzer; Prefect may ground shards on threads
-        parses = analyzer.parse(word)
-    return parses[0].normal_form.replace("ё", "е") if parses else word
-
-
-@lru_cache(maxsize=16)
-def _snowball(nltk_name: str | None):
-    if not nltk_name:
-        return None
-    try:
-        from nltk.stem.snowball import SnowballStemmer
-
-        return SnowballStemmer(nltk_name)
-    except (ImportError, ValueError):
-        return None
+def eponym_span(toks: list[str], suffix_heads: set[str], prefix_heads: set[str]) -> tuple[int, int] | None:
+    """The words of a term left once its head word goes ("Lesch-Nyhan syndrome" -> "Lesch-Nyhan",
+    "maladie de Crohn" -> "Crohn"), as a [start, end) word range; None without such a head."""
+    rest = None
+    if toks[-1] in suffix_heads:
+        rest = (0, len(toks) - 1)
+    for head in prefix_heads:
+        h = head.split()
+        if toks[:len(h)] == h and len(toks) > len(h):
+            rest = (len(h), len(toks))
+    return rest
 
 
 class TermMatcher:
@@ -451,94 +334,95 @@ class TermMatcher:
     fold()ed text (space-delimited languages)."""
 
     def __init__(self, terms: list[Term], latin: bool, lang_code: str, stopwords: set[str],
-                 stem: bool = True, bag: bool = True, acronyms: bool = True, max_tokens: int = 12,
-                 snowball: bool = False, eponyms: bool = True, folded: list[str] | None = None, lemmas: bool = False):
-        """`folded`: the terms' fold_terms when the caller has them already (fold_terms).
-        `lemmas`: words reduce to their pymorphy3 lemma instead of a stem (`stem` must be on)."""
+                 rules: TermRules = TermRules(), folded: list[str] | None = None):
+        """`folded`: the terms' fold_terms when the caller has them already (fold_terms)."""
         self.latin = latin
-        if stem and lemmas:
-            self._stem = lru_cache(maxsize=200000)(lambda w: lemma(w, lang_code))
-        else:
-            self._stem = lru_cache(maxsize=200000)(lambda w: light_stem(w, lang_code, snowball)) if stem else (lambda w: w)
+        self.rules = rules
+        self.stem_of = word_reducer(rules, lang_code)
         # a one-word stemmed match needs this many characters ("comidas" is not "coma": both stem
         # to "com"); a lemma is a dictionary word, so a shorter one is safe ("кори" -> "корь")
-        self.min_single_stem = 4 if stem and lemmas else 5
+        self.min_single_stem = 4 if rules.stem and rules.stemmer == "pymorphy3" else 5
         self.stopwords = {fold_term(w, latin) for w in stopwords}
-        self.use_bag = bag
+        self.use_bag = rules.bag
         self.bag_ok = {fold_term(w, latin) for w in BAG_FUNCTION_WORDS.get(lang_code, set())}
         self.exact: dict[tuple, Term] = {}
         self.stemmed: dict[tuple, Term] = {}
         self.bag: dict[tuple, Term] = {}
         self.acronyms: dict[str, Term] = {}
         self.eponyms: dict[tuple, tuple[Term, tuple[bool, ...]]] = {}
-        eponym_cuis: dict[tuple, set[str]] = {}
-        suffix_heads, prefix_heads = EPONYM_HEADS.get(lang_code, (set(), set()))
-        longest = 1
         acronym_cuis: dict[str, set[str]] = {}
-        if folded is None:
-            folded = fold_terms(terms, latin)
-        for t, folded_text in zip(terms, folded):
+        eponym_cuis: dict[tuple, set[str]] = {}
+        heads = EPONYM_HEADS.get(lang_code, (set(), set()))
+        longest = 1
+        for t, folded_text in zip(terms, folded if folded is not None else fold_terms(terms, latin)):
             if is_acronym(t.text):
-                if acronyms:
-                    _put(self.acronyms, t.text.strip(), t)
+                if rules.acronyms:
+                    keep_best_ranked(self.acronyms, t.text.strip(), t)
                     acronym_cuis.setdefault(t.text.strip(), set()).add(t.cui)
                 continue
-            toks = _WORD.findall(folded_text)
+            toks = WORD.findall(folded_text)
             if not toks or (len(toks) == 1 and len(toks[0]) < 3):
                 continue
             longest = max(longest, len(toks))
-            _put(self.exact, tuple(toks), t)
-            if eponyms and len(toks) >= 2:
-                rest = None
-                if toks[-1] in suffix_heads:
-                    rest = (0, len(toks) - 1)
-                for head in prefix_heads:
-                    h = head.split()
-                    if toks[:len(h)] == h and len(toks) > len(h):
-                        rest = (len(h), len(toks))
-                if rest is not None:
-                    orig = _WORD.findall(unicodedata.normalize("NFKC", t.text).replace("'s ", " "))
-                    if len(orig) == len(toks):
-                        caps = tuple(w[:1].isupper() for w in orig[rest[0]:rest[1]])
-                        key = tuple(toks[rest[0]:rest[1]])
-                        # a name ("Crohn", "Lesch-Nyhan"), not a letter or a code ("C", "FG", "L1")
-                        named = any(c and any(ch.islower() for ch in w) for c, w in zip(caps, orig[rest[0]:rest[1]]))
-                        if named and len(" ".join(key)) >= 4 and not all(w in self.stopwords for w in key):
-                            eponym_cuis.setdefault(key, set()).add(t.cui)
-                            cur = self.eponyms.get(key)
-                            if cur is None or t.rank < cur[0].rank:
-                                self.eponyms[key] = (t, caps)
-            stems = tuple(map(self._stem, toks))
-            if stem:
-                _put(self.stemmed, stems, t)
-            content = [s for w, s in zip(toks, stems) if w not in self.stopwords]
-            if bag and len(content) >= 2:
-                _put(self.bag, tuple(sorted(content)), t)
-        # an acronym naming several concepts (AS: aortic stenosis, Angelman syndrome, ...) is
-        # left to the text's own definition (abbreviation detection)
-        # ... and it must abbreviate one of its concept's names (a gene symbol does not)
+            self._index_words(t, toks, heads, eponym_cuis)
+        self.acronyms = self._defining_acronyms(terms, acronym_cuis)
+        self.eponyms = {k: v for k, v in self.eponyms.items() if len(eponym_cuis[k]) == 1 and k not in self.exact}
+        self.max_tokens = min(rules.max_tokens, longest + 2)
+
+    def _index_words(self, t: Term, toks: list[str], heads: tuple[set[str], set[str]],
+                     eponym_cuis: dict[tuple, set[str]]) -> None:
+        """Index a (non-acronym) term by its words: exactly, as an eponym, stemmed, as a bag."""
+        keep_best_ranked(self.exact, tuple(toks), t)
+        if self.rules.eponyms and len(toks) >= 2:
+            rest = eponym_span(toks, *heads)
+            if rest is not None:
+                self._index_eponym(t, toks, rest, eponym_cuis)
+        stems = tuple(map(self.stem_of, toks))
+        if self.rules.stem:
+            keep_best_ranked(self.stemmed, stems, t)
+        content = [s for w, s in zip(toks, stems) if w not in self.stopwords]
+        if self.rules.bag and len(content) >= 2:
+            keep_best_ranked(self.bag, tuple(sorted(content)), t)
+
+    def _index_eponym(self, t: Term, toks: list[str], rest: tuple[int, int], eponym_cuis: dict[tuple, set[str]]) -> None:
+        """Index the eponym `toks[rest]` when it is a name ("Crohn", "Lesch-Nyhan"), not a letter
+        or a code ("C", "FG", "L1"), with the capitals its words must keep."""
+        orig = WORD.findall(unicodedata.normalize("NFKC", t.text).replace("'s ", " "))
+        if len(orig) != len(toks):
+            return
+        caps = tuple(w[:1].isupper() for w in orig[rest[0]:rest[1]])
+        key = tuple(toks[rest[0]:rest[1]])
+        named = any(c and any(ch.islower() for ch in w) for c, w in zip(caps, orig[rest[0]:rest[1]]))
+        if named and len(" ".join(key)) >= 4 and not all(w in self.stopwords for w in key):
+            eponym_cuis.setdefault(key, set()).add(t.cui)
+            cur = self.eponyms.get(key)
+            if cur is None or t.rank < cur[0].rank:
+                self.eponyms[key] = (t, caps)
+
+    def _defining_acronyms(self, terms: list[Term], acronym_cuis: dict[str, set[str]]) -> dict[str, Term]:
+        """The acronyms kept: an acronym naming several concepts (AS: aortic stenosis, Angelman
+        syndrome, ...) is left to the text's own definition (abbreviation detection), and one
+        must abbreviate one of its concept's names (a gene symbol does not)."""
         names: dict[str, list[str]] = {}
         acronym_concepts = {a.cui for a in self.acronyms.values()}
         for t in terms:
             if t.cui in acronym_concepts and not is_acronym(t.text):
                 names.setdefault(t.cui, []).append(t.text)
-        self.acronyms = {k: t for k, t in self.acronyms.items()
-                         if len(acronym_cuis[k]) == 1 and any(acronym_fits(k, n) for n in names.get(t.cui, []))}
-        self.eponyms = {k: v for k, v in self.eponyms.items() if len(eponym_cuis[k]) == 1 and k not in self.exact}
-        self.max_tokens = min(max_tokens, longest + 2)
+        return {k: t for k, t in self.acronyms.items()
+                if len(acronym_cuis[k]) == 1 and any(acronym_fits(k, n) for n in names.get(t.cui, []))}
 
-    def candidates(self, text: str) -> list[tuple[int, int, str, float, int]]:
+    def candidates(self, text: str) -> list[Candidate]:
         norm, origin = fold(text, self.latin)
-        toks = [(m.start(), m.end(), m.group()) for m in _WORD.finditer(norm)]
+        toks = [(m.start(), m.end(), m.group()) for m in WORD.finditer(norm)]
         words = [w for _s, _e, w in toks]
-        stems = [self._stem(w) for w in words]
+        stems = [self.stem_of(w) for w in words]
         stop = [w in self.stopwords for w in words]
         cands = []
         n = len(toks)
         for i in range(n):
             for j in range(i + 1, min(n, i + self.max_tokens) + 1):
                 span = (origin[toks[i][0]], origin[toks[j - 1][1] - 1] + 1)
-                if j - i > 1 and _BREAK.search(text, span[0], span[1]):
+                if j - i > 1 and MENTION_BREAK.search(text, span[0], span[1]):
                     break
                 t = self.exact.get(tuple(words[i:j]))
                 if t is not None:
@@ -551,9 +435,9 @@ class TermMatcher:
                 e = self.eponyms.get(tuple(words[i:j]))
                 if e is not None:
                     t, caps = e
-                    surface = _WORD.findall(text[span[0]:span[1]])
+                    surface = WORD.findall(text[span[0]:span[1]])
                     # and not the first words of another name: "von Willebrand factor"
-                    free = not (GENE_CONTEXT.match(text, span[1]) or _NAME_CONTINUES.match(text, span[1]))
+                    free = not (GENE_CONTEXT.match(text, span[1]) or NAME_CONTINUES.match(text, span[1]))
                     if free and len(surface) == len(caps) and all(w[:1].isupper() or not c for w, c in zip(surface, caps)):
                         cands.append((*span, t.cui, 0.85, 2))
                         continue
@@ -574,4 +458,4 @@ class TermMatcher:
         return cands
 
     def match(self, text: str) -> list[Match]:
-        return _select(self.candidates(text), text)
+        return select_matches(self.candidates(text), text)

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import re
 
-from tasks.grounding.matchers import _WORD
 from tasks.grounding.normalize import fold_term
 from tasks.grounding.params import Match
+from tasks.grounding.spans import WORD
 
 
 # Negation cues. Latin/Cyrillic: a cue among the few tokens before the mention, in the same
@@ -49,6 +49,6 @@ def negated(text: str, m: Match, lang_code: str, latin: bool = True) -> bool:
         return False
     left = text[max(0, m.start - 80):m.start]
     cut = max((x.end() for x in _CLAUSE_END.finditer(left)), default=0)
-    words = _WORD.findall(fold_term(left[cut:], latin))[-_NEG_WINDOW_TOKENS:]
+    words = WORD.findall(fold_term(left[cut:], latin))[-_NEG_WINDOW_TOKENS:]
     joined = " " + " ".join(words) + " "
     return any(f" {c} " in joined for c in cues)

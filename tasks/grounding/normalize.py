@@ -135,10 +135,12 @@ GENE_CONTEXT = re.compile(
     r"g[eè]ne|g[eè]nes|prot[eé]ine|prot[eé]ines|gen|genes|prote[ií]na|prote[ií]nas)\b", re.IGNORECASE)
 
 
-_PAREN_SHORT = re.compile(r"\s*\(\s*([A-Za-z0-9][A-Za-z0-9\-]{0,9})\s*\)")
+# "(XX)" right after a mention: a short form the text may be defining
+PAREN_SHORT = re.compile(r"\s*\(\s*([A-Za-z0-9][A-Za-z0-9\-]{0,9})\s*\)")
 
 
-_NAME_CONTINUES = re.compile(r"\W{0,2}(factor|antigen|receptor|cells?|facteur|factor)\b", re.IGNORECASE)
+# a name going on into another one's ("von Willebrand factor", "Reed-Sternberg cells")
+NAME_CONTINUES = re.compile(r"\W{0,2}(factor|antigen|receptor|cells?|facteur|factor)\b", re.IGNORECASE)
 
 
 # Bare head nouns that name no particular condition: a match consisting of one of these alone

@@ -2,8 +2,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import Literal
 
 from schemas.config import Language
+
+
+# how a word is reduced before words are compared (tasks/grounding/stemming.py)
+Stemmer = Literal["snowball", "light", "pymorphy3"]
 
 
 @dataclass(frozen=True)
@@ -28,7 +33,7 @@ class GroundingParams:
     similarity: str = "jaccard"  # QuickUMLS similarity: jaccard, cosine, dice, overlap
     fuzzy: bool = True  # use QuickUMLS at all
     stem: bool = True  # TermMatcher: stemmed token sequences
-    stemmer: str = "snowball"  # "snowball" (NLTK, -itis protected), "light" (plural rules only) or "pymorphy3" (lemmas)
+    stemmer: Stemmer = "snowball"  # "snowball" (NLTK, -itis protected), "light" (plural rules only) or "pymorphy3" (lemmas)
     bag: bool = True  # TermMatcher: same stemmed content words in another order
     acronyms: bool = True  # all-caps vocabulary atoms, matched case-sensitively
     abbreviations: bool = False  # scispacy AbbreviationDetector
@@ -82,3 +87,9 @@ def params_for(lang: Language, threshold: float | None = None, window: int | Non
 
 QUICKUMLS_LANG = {"en": ("ENG", "english"), "fr": ("FRE", "french"), "es": ("SPA", "spanish"), "ru": ("RUS", "russian"),
                   "de": ("GER", "german"), "it": ("ITA", "italian"), "pt": ("POR", "portuguese"), "nl": ("DUT", "dutch")}
+
+
+def quickumls_language(code: str) -> tuple[str, str]:
+    """(QuickUMLS language, NLTK language name) of a registry code; English's for a language
+    QuickUMLS does not know (its index and stop-words are then English-keyed)."""
+    return QUICKUMLS_LANG.get(code, QUICKUMLS_LANG["en"])

@@ -33,12 +33,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from common.parquet import write_parquet
+from schemas.records import QREL_ARROW, QUERY_ARROW, SPLITS, TOP_RANKED_ARROW
 
-SPLITS = ("test", "dev")
-QUERY_SCHEMA = pa.schema([("_id", pa.string()), ("text", pa.string()), ("lang", pa.string()), ("cuis", pa.list_(pa.string())),
-                          ("pivot_text", pa.string()), ("provenance", pa.string()), ("split", pa.string())])
-QREL_SCHEMA = pa.schema([("query-id", pa.string()), ("corpus-id", pa.string()), ("score", pa.int64())])
-TOP_RANKED_SCHEMA = pa.schema([("query-id", pa.string()), ("corpus-ids", pa.list_(pa.string()))])
 KINDS = ("corpus", "queries", "qrels", "top_ranked")
 PIVOT_KINDS = ("pivot-corpus", "pivot-queries", "pivot-qrels", "pivot-top_ranked")
 PIVOT_QUERIES = "pivot-queries.jsonl"  # tasks/release/writers.py writes it and pivot-qrels/<split>.tsv
@@ -85,16 +81,16 @@ def write_split_files(cell_dir: Path, task: str, confusion_sets: list[dict]) -> 
     for prefix, query_file, qrels_folder in subsets:
         queries = _jsonl(cell_dir / query_file)
         for split in splits:
-            rows = [{k: q.get(k) for k in QUERY_SCHEMA.names} for q in queries if q["split"] == split]
-            write_parquet(pa.Table.from_pylist(rows, schema=QUERY_SCHEMA), cell_dir / f"{prefix}queries" / f"{split}.parquet")
+            rows = [{k: q.get(k) for k in QUERY_ARROW.names} for q in queries if q["split"] == split]
+            write_parquet(pa.Table.from_pylist(rows, schema=QUERY_ARROW), cell_dir / f"{prefix}queries" / f"{split}.parquet")
             lines = (cell_dir / qrels_folder / f"{split}.tsv").read_text(encoding="utf-8").splitlines()[1:]
             qrels = [line.split("\t") for line in lines if line]
             write_parquet(pa.table({"query-id": [q[0] for q in qrels], "corpus-id": [q[1] for q in qrels],
-                                    "score": pa.array([int(q[2]) for q in qrels], pa.int64())}, schema=QREL_SCHEMA),
+                                    "score": pa.array([int(q[2]) for q in qrels], pa.int64())}, schema=QREL_ARROW),
                           cell_dir / qrels_folder / f"{split}.parquet")
             if task == "cd":
                 ranked = [{"query-id": r["_id"], "corpus-ids": candidates[r["_id"]]} for r in rows]
-                write_parquet(pa.Table.from_pylist(ranked, schema=TOP_RANKED_SCHEMA), cell_dir / f"{prefix}top_ranked" / f"{split}.parquet")
+                write_parquet(pa.Table.from_pylist(ranked, schema=TOP_RANKED_ARROW), cell_dir / f"{prefix}top_ranked" / f"{split}.parquet")
     return splits
 
 

@@ -8,7 +8,7 @@ import re
 import unicodedata
 
 from schemas.config import Language
-from common.text import normalize, script_profile
+from common.text import CJK_SCRIPTS, normalize, script_profile
 
 LANGID_MIN_CHARS = 20  # below this (CJK) langdetect is noise; the script gate still applies
 LANGID_MIN_WORDS = 6  # likewise for space-delimited text: concept names are too short to detect
@@ -108,7 +108,7 @@ def copy_gate(source: str, target: str) -> str | None:
 
 
 def _is_cjk(lang: Language) -> bool:
-    return bool({"Han", "Hiragana", "Katakana", "Hangul"} & set(lang.scripts))
+    return bool(CJK_SCRIPTS & set(lang.scripts))
 
 
 def length_ratio_gate(source: str, target: str, src: Language, tgt: Language) -> str | None:

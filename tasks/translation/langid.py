@@ -23,8 +23,11 @@ import threading
 from collections.abc import Iterable
 from contextlib import contextmanager
 from functools import lru_cache
+from typing import get_args
 
-BACKENDS = ("langdetect", "lingua", "lingua-subset")
+from schemas.config import LangidBackend
+
+BACKENDS = get_args(LangidBackend)
 DEFAULT_BACKEND = "langdetect"
 
 # The six benchmark languages, then confusables: ko (Hanja in medical text), de/it/pt/nl

@@ -317,16 +317,45 @@ def translate_texts(
     With `back_translation_min` > 0 every gated translation is translated back by the same
     engine and rejected when the character-trigram similarity of the round trip to the
     source is below it (a failed back-translation does not reject: it is counted)."""
-    from common.text import lexical_similarity
-    from tasks.translation.gates import translation_gates
+    _check_pair(src, tgt, languages)
+    src_lang, tgt_lang = languages[src], languages[tgt]
+    counts = TranslateCounts()
+    pending = _texts_to_send(store, texts, (src, tgt, engine.name), retry_rejected, counts)
+    if not pending:
+        return counts
+    for res in engine.iter_translate(pending, src_lang, tgt_lang):
+        counts.requests += res.attempts
+        counts.sent += res.attempts > 0
+        if not res.ok:
+            counts.failed += 1
+            counts.failed_by_reason[res.error] += 1
+            continue
+        reasons = _gate_reasons(res, engine, src_lang, tgt_lang, back_translation_min, counts)
+        if reasons:
+            counts.rejected += 1
+            counts.rejected_by_reason.update({_gate_category(r) for r in reasons})
+            store.add_rejection(Rejection(src, tgt, res.text, res.translation, engine.name, tuple(reasons)))
+            continue
+        store.append(Translation(source_lang=src, target_lang=tgt, source=res.text, target=res.translation,
+                                 origin="machine", engine=engine.name, status="machine-translated"))
+        counts.accepted += 1
+    return counts
 
+
+def _check_pair(src: str, tgt: str, languages: Mapping[str, Language]) -> None:
+    """Both codes in the registry, and not the same language (an InputError naming the option)."""
     for code, opt in ((src, "--source"), (tgt, "--target")):
         if code not in languages:
             raise InputError(opt, f"unknown language code {code!r} (registry has: {', '.join(sorted(languages))})")
     if src == tgt:
         raise InputError("--target", f"source and target are the same language ({src})")
-    src_lang, tgt_lang = languages[src], languages[tgt]
-    counts = TranslateCounts()
+
+
+def _texts_to_send(store: TMStore, texts: Iterable[str], pair: tuple[str, str, str], retry_rejected: bool,
+                   counts: TranslateCounts) -> list[str]:
+    """The texts to send, each once: not blank, not in the store for (src, tgt, engine) =
+    `pair`, not rejected earlier unless `retry_rejected`; the others counted."""
+    src, tgt, engine_name = pair
     pending: list[str] = []
     seen: set[StoreKey] = set()
     for text in texts:
@@ -334,7 +363,7 @@ def translate_texts(
             counts.blank += 1
             continue
         counts.texts += 1
-        key = store_key(text, src, tgt, engine.name)
+        key = store_key(text, src, tgt, engine_name)
         if key in seen:
             counts.duplicates += 1
             continue
@@ -345,31 +374,24 @@ def translate_texts(
             counts.skipped_rejected += 1
         else:
             pending.append(text)
-    if not pending:
-        return counts
-    for res in engine.iter_translate(pending, src_lang, tgt_lang):
-        counts.requests += res.attempts
-        counts.sent += res.attempts > 0
-        if not res.ok:
-            counts.failed += 1
-            counts.failed_by_reason[res.error] += 1
-            continue
-        reasons = translation_gates(res.text, res.translation, src_lang, tgt_lang)
-        if not reasons and back_translation_min > 0:
-            back = engine.translate(res.translation, tgt_lang, src_lang)
-            counts.requests += back.attempts
-            if back.ok:
-                sim = lexical_similarity(res.text, back.translation)
-                if sim < back_translation_min:
-                    reasons = [f"back-translation: similarity {sim:.2f} below {back_translation_min}"]
-            else:
-                counts.failed_by_reason[f"back-translation: {back.error}"] += 1
-        if reasons:
-            counts.rejected += 1
-            counts.rejected_by_reason.update({_gate_category(r) for r in reasons})
-            store.add_rejection(Rejection(src, tgt, res.text, res.translation, engine.name, tuple(reasons)))
-            continue
-        store.append(Translation(source_lang=src, target_lang=tgt, source=res.text, target=res.translation,
-                                 origin="machine", engine=engine.name, status="machine-translated"))
-        counts.accepted += 1
-    return counts
+    return pending
+
+
+def _gate_reasons(res, engine, src_lang: Language, tgt_lang: Language, back_translation_min: float,
+                  counts: TranslateCounts) -> list[str]:
+    """Why a translation is rejected (none: accepted): the translation gates, then, when they
+    pass and `back_translation_min` > 0, the round trip's similarity to the source."""
+    from common.text import lexical_similarity
+    from tasks.translation.gates import translation_gates
+
+    reasons = translation_gates(res.text, res.translation, src_lang, tgt_lang)
+    if not reasons and back_translation_min > 0:
+        back = engine.translate(res.translation, tgt_lang, src_lang)
+        counts.requests += back.attempts
+        if back.ok:
+            sim = lexical_similarity(res.text, back.translation)
+            if sim < back_translation_min:
+                reasons = [f"back-translation: similarity {sim:.2f} below {back_translation_min}"]
+        else:
+            counts.failed_by_reason[f"back-translation: {back.error}"] += 1
+    return reasons

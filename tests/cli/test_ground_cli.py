@@ -104,11 +104,11 @@ def test_a_second_cache_root_in_one_process_finds_its_stopwords(tmp_path, monkey
     from nltk.corpus.reader import StopwordsCorpusReader
     from nltk.corpus.util import LazyCorpusLoader
 
-    from tasks.grounding.quickumls_index import _ensure_nltk_stopwords
+    from tasks.grounding.stopwords import ensure_nltk_stopwords
 
     monkeypatch.setattr(nltk.data, "path", list(nltk.data.path))
     monkeypatch.setattr(nltk.corpus, "stopwords", LazyCorpusLoader("stopwords", StopwordsCorpusReader, r"(?!README|\.).*", encoding="utf8"))
-    _ensure_nltk_stopwords(tmp_path / "a", {"english": "en"})
+    ensure_nltk_stopwords(tmp_path / "a", {"english": "en"})
     assert "the" in nltk.corpus.stopwords.words("english")
-    _ensure_nltk_stopwords(tmp_path / "b", {"english": "en", "german": "de"})
+    ensure_nltk_stopwords(tmp_path / "b", {"english": "en", "german": "de"})
     assert "und" in nltk.corpus.stopwords.words("german")

@@ -10,7 +10,7 @@ import pytest
 from schemas.config import Language
 from tasks.grounding.abbreviations import expand_abbreviations
 from tasks.grounding.grounder import Grounder
-from tasks.grounding.matchers import CJKMatcher, Term, TermMatcher, cjk_fold, light_stem
+from tasks.grounding.matchers import CJKMatcher, Term, TermMatcher, TermRules, cjk_fold, light_stem
 from tasks.grounding.negation import negated
 from tasks.grounding.normalize import acronym_fits, fold, fold_term, is_acronym
 from tasks.grounding.params import LANGUAGE_DEFAULTS, params_for
@@ -101,7 +101,7 @@ def en_terms():
 
 @pytest.fixture(scope="module")
 def en_matcher(en_terms):
-    return TermMatcher(en_terms, True, "en", {"of", "the", "and", "in", "a"}, snowball=True)
+    return TermMatcher(en_terms, True, "en", {"of", "the", "and", "in", "a"}, TermRules(stemmer="snowball"))
 
 
 def test_exact_stemmed_and_reordered(en_matcher):

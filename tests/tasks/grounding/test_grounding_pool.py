@@ -87,7 +87,7 @@ def test_the_parent_keeps_what_its_workers_searched(sample, monkeypatch):
     """A pool lives for one shard; the simstring answers its workers found are handed back,
     so the parent's n-gram cache ends as the in-process grounding leaves it, and the next
     pool's workers (forked from it) search none of those n-grams again."""
-    from tasks.grounding.quickumls_index import QuickUMLSMatcher
+    from tasks.grounding.quickumls_matcher import QuickUMLSMatcher
 
     s, g = sample, sample["g"]
     langs = {"en": s["langs"]["en"]}

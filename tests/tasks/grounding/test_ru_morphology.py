@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from schemas.config import load_registry
-from tasks.grounding.matchers import Term, TermMatcher, lemma
+from tasks.grounding.matchers import Term, TermMatcher, TermRules, lemma
 from tasks.grounding.params import LANGUAGE_DEFAULTS, GroundingParams, params_for
 from tests.conftest import ROOT, SHARED, require_shared
 
@@ -23,7 +23,7 @@ TEXT = "Больной шизофренией и сахарным диабето
 
 
 def matches(**kw) -> list[tuple[str, str]]:
-    m = TermMatcher(TERMS, False, "ru", set(), **kw)
+    m = TermMatcher(TERMS, False, "ru", set(), TermRules(**kw))
     return [(x.text, x.cui) for x in m.match(TEXT)]
 
 
@@ -41,14 +41,14 @@ def test_lemmas_match_every_inflected_form():
     assert lemma("шизофренией", "ru") == "шизофрения"
     assert lemma("геморроем", "ru") == "геморрой"
     assert lemma("ёлкой", "ru") == "елка"  # folded as fold() folds
-    assert matches(snowball=False, lemmas=True) == [
+    assert matches(stemmer="pymorphy3") == [
         ("шизофренией", "C1"), ("сахарным диабетом 2 типа", "C2"), ("кори", "C3"), ("язвенного колита", "C4")]
 
 
 def test_snowball_misses_a_short_word_and_no_morphology_misses_every_inflection():
     # Snowball: "кори" -> "кор", shorter than a one-word stemmed match may be; "колит" -> "кол"
     # but "колита" -> "колит" (it takes -ит for a verb ending)
-    assert matches(snowball=True) == [("шизофренией", "C1"), ("сахарным диабетом 2 типа", "C2")]
+    assert matches(stemmer="snowball") == [("шизофренией", "C1"), ("сахарным диабетом 2 типа", "C2")]
     assert matches(stem=False) == []
 
 

@@ -322,7 +322,7 @@ def test_short_and_empty_cells_are_said_with_their_reason(manifest, release):
 def _write_pivots(cell_dir: Path) -> int:
     """What a release with English pivot queries holds for a cell (same fields as queries.jsonl, lang en)."""
     from common.parquet import write_parquet
-    from tasks.release.hub import QUERY_SCHEMA
+    from schemas.records import QUERY_ARROW as QUERY_SCHEMA
 
     rows = [{"_id": f"{q['_id']}-pivot", "text": q["pivot_text"], "lang": "en", "cuis": q["cuis"], "pivot_text": q["pivot_text"],
              "provenance": q["provenance"], "split": q["split"]} for q in _jsonl(cell_dir / "queries.jsonl")]
