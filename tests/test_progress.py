@@ -158,7 +158,8 @@ def test_build_prints_stage_and_shard_counts(sample_build, tmp_path, monkeypatch
         [("vocabulary", 1, 1), ("sources", 1, 1), ("memory", 1, 1)]
         + [("ground", k, shards) for k in range(1, shards + 1)]
         + [("realize", k, realize) for k in range(1, realize + 1)]
-        + [("lexicon", 1, 1), ("allocate", 1, 1), ("release", 1, 1)]
+        + [("lexicon", 1, 1), ("allocate", 1, 1)]
+        + [(name, 1, 1) for name in ("write", "evaluate", "card", "audit", "publish")]
     )
     assert all(l.endswith(" shards") == (l.split()[2] in ("ground", "realize")) for l in lines)
     assert "[" not in result.stdout  # no elapsed time in what the command prints on stdout

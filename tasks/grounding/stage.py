@@ -35,6 +35,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from schemas.config import Language
+from schemas.drops import DropCode
 from common.text import normalize
 from tasks.grounding.grounder import Grounder
 from tasks.grounding.normalize import fold_term
@@ -42,7 +43,8 @@ from tasks.grounding.params import params_for
 from tasks.grounding.quickumls_index import (_stopwords, index_built, index_dir, lock_ahead, quickumls_index,
                                              wait_for_index)
 from common.parquet import pylist, rows as table_rows, write_parquet
-from common.workers import GROUND_WORKERS_ENV, explicit_workers, fork_pool, forked_child, reset_signals, worker_count
+from common.workers import fork_pool, forked_child, reset_signals
+from tasks.grounding.isolated import CHUNK, WORKERS_ENV, ground_workers, pool_workers  # noqa: F401  (ground_workers: tests)
 
 # nltk and quickumls are imported here, up front, in the importing thread: nltk's lazy
 # submodule imports are not thread-safe ("partially initialized module 'nltk'") and
@@ -52,7 +54,7 @@ GROUNDED_SCHEMA = pa.schema([
     ("id", pa.string()), ("mentions", pa.string()), ("key_cuis", pa.list_(pa.string())),
     ("answerable", pa.bool_()),
     # items with options: the concepts their correct options name (gold passages: the concepts'
-    # entries), the other options' concepts (hard negatives), or why the item has no gold passage
+    # entries), the other options' concepts (hard negatives), or why the item has no gold passage (a drop code)
     ("answer_cuis", pa.list_(pa.string())), ("negative_cuis", pa.list_(pa.string())), ("no_passage", pa.string()),
 ])
 
@@ -216,11 +218,12 @@ def names_of(atoms_paths: list[str], cuis: set[str]) -> dict[str, set[str]]:
     return names
 
 
-NO_ANSWER_CONCEPT = "no answer passage: a correct option names no vocabulary concept"
-ANSWER_NOT_KEY = "no answer passage: the answer's concept is outside the key semantic groups"
-NO_DEFINITION = "no answer passage: the answer's concept has no definition"
-AMBIGUOUS = "no answer passage: a wrong option names the answer's concept too"
-NAMES_ANSWER = "the question names its answer"
+# why an item with options has no gold passage: drop codes (schemas/drops.py words them)
+NO_ANSWER_CONCEPT: DropCode = "no-answer-concept"
+ANSWER_NOT_KEY: DropCode = "answer-not-key"
+NO_DEFINITION: DropCode = "no-definition"
+AMBIGUOUS: DropCode = "ambiguous-answer"
+NAMES_ANSWER: DropCode = "names-answer"
 _WORDS = re.compile(r"\w+")
 
 
@@ -291,18 +294,8 @@ def prepare_grounders(vocab: dict, languages: dict[str, dict], threshold: float,
             pass
 
 
-WORKERS_ENV = GROUND_WORKERS_ENV
-_CHUNK = 16  # texts per message to a worker: small enough to balance 2 workers on a shard's tail
-_MIN_TEXTS_PER_WORKER = 256  # default worker count: no more workers than this many texts each
 _POOL_LOCK = threading.Lock()  # one pool at a time per process: each already uses every core
 _FORKED: list = []  # the grounders a forked worker uses, by index (set just before the fork)
-
-
-def ground_workers() -> int:
-    """Worker processes for grounding: $MMEDBENCH_GROUND_WORKERS, else $MMEDBENCH_WORKERS,
-    else the CPUs this process may run on. 1 (in-process) inside a daemonic process or a
-    Dask worker (`common.workers.worker_count`)."""
-    return worker_count(WORKERS_ENV)
 
 
 def _worker_init() -> None:
@@ -426,12 +419,7 @@ def ground_texts(requests: list[tuple[str, str]], vocab: dict, languages: dict[s
     unique = list(dict.fromkeys(requests))
     codes = sorted({c for c, _t in unique})
     keys = {c: _args(vocab, languages, c, cache_root, threshold, window) for c in codes}
-    n = ground_workers() if workers is None else workers
-    if workers is None and not explicit_workers(WORKERS_ENV):
-        # by default a second process only pays off past a few hundred texts (forking and
-        # reopening the index cost about a second); an explicit worker count is obeyed
-        n = min(n, len(unique) // _MIN_TEXTS_PER_WORKER)
-    n = min(n, len(unique) // _CHUNK)
+    n = pool_workers(len(unique), workers)  # where it runs: tasks/grounding/isolated.py
     if n <= 1:
         out: dict[tuple[str, str], list[dict]] = {}
         for code in codes:
@@ -463,7 +451,7 @@ def ground_texts(requests: list[tuple[str, str]], vocab: dict, languages: dict[s
                 grounder.linker  # built here, once, rather than in every worker (abbreviations need "(")
         index = {c: i for i, c in enumerate(codes)}
         flat = [(index[c], t) for c, t in unique]
-        chunks = [flat[i:i + _CHUNK] for i in range(0, len(flat), _CHUNK)]
+        chunks = [flat[i:i + CHUNK] for i in range(0, len(flat), CHUNK)]
         mentions = _pool_ground(grounders, chunks, n)
     return dict(zip(unique, mentions))
 
