@@ -218,7 +218,7 @@ def run_stages(config: Path, work: Path, meter: Meter, start: str, reads: int) -
     from schemas.config import load_config
     from flows.inputs import input_files
     from flows.build_release import BUILD_STAGES, build_request
-    from schemas.parameters import AllocationParameters
+    from schemas.parameters import AllocationParameters, GroundingParameters
     from tasks.allocation.stage import allocate_cells, index_entries
     from tasks.grounding.stage import GROUNDERS, build_grounder, drop_grounders, ground_shard, grounder_key
     from tasks.grounding.params import params_for
@@ -311,8 +311,8 @@ def run_stages(config: Path, work: Path, meter: Meter, start: str, reads: int) -
                 needed = sorted(set(native) | {"en"})
                 grounded.append(ground_shard(
                     shard, src["corpora"], {"concepts": vocab["concepts"], "atoms_by_lang": {c: vocab["atoms_by_lang"][c] for c in needed}},
-                    {c: langs[c] for c in needed}, g.key_groups, g.min_score, g.quickumls_threshold,
-                    g.quickumls_window, cache_root, str(work / "ground" / Path(shard).name)))
+                    GroundingParameters.of({c: langs[c] for c in needed}, g.key_groups, g.min_score, g.quickumls_threshold,
+                                           g.quickumls_window), cache_root, str(work / "ground" / Path(shard).name)))
         r = meter.rows[-1]
         r["texts_per_s"] = round(texts / max(1e-9, r["wall_s"]), 1)
         r["texts_per_cpu_s"] = round(texts / max(1e-9, r["cpu_s"]), 1)

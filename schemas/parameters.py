@@ -108,6 +108,13 @@ class GroundingParameters(Parameters):
         return cls(languages=_languages(loaded), key_groups=g.key_groups, min_score=g.min_score,
                    threshold=g.quickumls_threshold, window=g.quickumls_window)
 
+    @classmethod
+    def of(cls, languages: dict[str, dict], key_groups: list[str], min_score: float, threshold: float | None = None,
+           window: int | None = None) -> "GroundingParameters":
+        """From registry entries as JSON dicts (benchmarks and tests ground outside a build)."""
+        return cls(languages={c: Language.model_validate(v) for c, v in languages.items()}, key_groups=key_groups,
+                   min_score=min_score, threshold=threshold, window=window)
+
     def for_languages(self, codes: list[str]) -> "GroundingParameters":
         return self.model_copy(update={"languages": {c: self.languages[c] for c in codes}})
 

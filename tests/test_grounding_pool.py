@@ -12,6 +12,7 @@ import pytest
 
 from common.errors import InputError
 from schemas.config import load_config
+from schemas.parameters import GroundingParameters
 from tasks.grounding import stage
 from tests.conftest import ROOT, SAMPLE_CONFIG
 
@@ -42,9 +43,9 @@ def _ground_all(sample, dest: Path) -> dict[str, str]:
     for shard, native in zip(s["src"]["shards"], s["src"]["shard_langs"]):
         needed = sorted(set(native) | {"en"})
         vocab = {"concepts": s["vocab"]["concepts"], "atoms_by_lang": {c: s["vocab"]["atoms_by_lang"][c] for c in needed}}
-        path = stage.ground_shard(shard, s["src"]["corpora"], vocab, {c: s["langs"][c] for c in needed}, g.key_groups,
-                                  g.min_score, g.quickumls_threshold, g.quickumls_window, s["cache"],
-                                  str(dest / Path(shard).name))
+        params = GroundingParameters.of({c: s["langs"][c] for c in needed}, g.key_groups, g.min_score,
+                                        g.quickumls_threshold, g.quickumls_window)
+        path = stage.ground_shard(shard, s["src"]["corpora"], vocab, params, s["cache"], str(dest / Path(shard).name))
         hashes[Path(path).name] = hashlib.sha256(Path(path).read_bytes()).hexdigest()
     return hashes
 
@@ -415,8 +416,7 @@ def test_a_large_vocabulary_is_grounded_in_a_process_of_its_own(sample, monkeypa
     assert placement.GROUNDING_PROCESS.pid() is None
     with pytest.raises(ProcessLookupError):  # exited and reaped
         os.kill(pid, 0)
-    here = stage.ground_shard(shard, s["src"]["corpora"], vocab, languages, g.key_groups, g.min_score,
-                              g.quickumls_threshold, g.quickumls_window, s["cache"], str(tmp_path / "here.parquet"))
+    here = stage.ground_shard(shard, s["src"]["corpora"], vocab, params, s["cache"], str(tmp_path / "here.parquet"))
     assert there.read_bytes() == Path(here).read_bytes()
     assert pq.read_table(there).num_rows == pq.read_table(shard).num_rows > 0
 

@@ -222,7 +222,9 @@ def test_ground_shard_resolves_answers_negatives_and_reasons(tiny_vocab, tmp_pat
     corpus = tmp_path / "corpus-xqa.parquet"
     write_parquet(pa.table({"id": pa.array([], pa.string()), "title": pa.array([], pa.string()), "text": pa.array([], pa.string())}), corpus)
     langs = {c: _lang(c).model_dump(mode="json") for c in ("en", "zh")}
-    out = ground_shard(str(shard), {"xqa": str(corpus)}, tiny_vocab, langs, ["DISO"], 0.8, None, None,
+    from schemas.parameters import GroundingParameters
+
+    out = ground_shard(str(shard), {"xqa": str(corpus)}, tiny_vocab, GroundingParameters.of(langs, ["DISO"], 0.8),
                        str(tmp_path / "cache"), str(tmp_path / "grounded.parquet"))
     rows = {r["id"]: r for r in pq.read_table(out).to_pylist()}
     got = {k: (r["answer_cuis"], r["negative_cuis"], r["no_passage"], r["key_cuis"]) for k, r in rows.items()}

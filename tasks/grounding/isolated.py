@@ -85,9 +85,7 @@ def run_shard(*args) -> str:
 def ground_shard(shard: str, corpus: dict[str, str], vocab: dict, params, cache_root: str, out_path: str) -> str:
     """Ground one shard (`params`: schemas.parameters.GroundingParameters of the shard's
     languages) here or in GROUNDING_PROCESS; the same bytes either way."""
-    languages = {c: l.model_dump(mode="json") for c, l in params.languages.items()}
-    args = (shard, corpus, vocab, languages, params.key_groups, params.min_score, params.threshold, params.window,
-            cache_root, out_path)
+    args = (shard, corpus, vocab, params, cache_root, out_path)
     if isolate_grounding(sorted(vocab["atoms_by_lang"].values())):
         return grounding_process().call(run_shard, *args)
     return run_shard(*args)

@@ -477,34 +477,68 @@ def _stopwords_of(vocab: dict, languages: dict[str, dict], code: str, cache_root
     return {fold_term(w, latin) for w in _stopwords(lang)}
 
 
-def ground_shard(shard: str, corpus: dict[str, str], vocab: dict, languages: dict[str, dict],
-                 key_groups: list[str], min_score: float, threshold: float, window: int, cache_root: str, out_path: str,
-                 stats: dict | None = None) -> str:
-    """`vocab` needs "concepts" and "atoms_by_lang" for the shard's languages and English
-    only: the task's cache key then ignores languages the shard does not use. `stats`, when
-    given, counts the grounding calls ("texts") and the distinct texts grounded ("unique")."""
-    items = table_rows(pq.read_table(shard))
+def _passages(items: list[dict], corpus: dict[str, str]) -> dict[str, str]:
+    """The items' gold passages, "title. text" by id."""
     passages: dict[str, str] = {}
     needed = sorted({pid for it in items for pid in it["passage_ids"]})
     for task_corpus in corpus.values():
         t = read_rows(task_corpus, "id", needed, ["id", "title", "text"])
         passages.update({i: f"{ti}. {tx}" for i, ti, tx in zip(pylist(t["id"]), pylist(t["title"]), pylist(t["text"]))})
+    return passages
 
-    # every text the shard grounds, in order; then all of them at once (in worker processes when
-    # there are several), and the items assembled from the results
+
+def _requests(items: list[dict]) -> list[tuple[str, str]]:
+    """Every text the shard grounds first, in order: each item's text, its English pivot,
+    its options' English texts."""
     requests: list[tuple[str, str]] = []
     for it in items:
         requests.append((it["lang"], it["text"]))
         if it["lang"] != "en" and it["pivot"]:
             requests.append(("en", it["pivot"]))
         requests += [("en", o["pivot"]) for o in it.get("options") or [] if o["pivot"]]
+    return requests
+
+
+def _item_concepts(it: dict, mentions: dict, named, group_of: dict[str, str], defined: set[str], params) -> tuple:
+    """(native mentions, pivot mentions, key CUIs, answers, negatives, why no gold passage)."""
+    key_groups = set(params.key_groups)
+    native = mentions[(it["lang"], it["text"])]
+    if it["lang"] == "en":
+        pivot = native
+    else:
+        pivot = mentions[("en", it["pivot"])] if it["pivot"] else []
+    keys = key_concepts(native + pivot, group_of, key_groups, params.min_score)
+    answers, negatives, no_passage = [], [], None
+    options = it.get("options") or []
+    if options:
+        # an option's English text first (the richest vocabulary), else its own
+        concepts = [(named("en", o["pivot"]) if o["pivot"] else None) or named(it["lang"], o["text"]) for o in options]
+        answers, negatives, no_passage = answer_concepts(options, concepts, {m["cui"] for m in native + pivot},
+                                                         group_of, key_groups, defined)
+        keys = sorted(set(keys) | set(answers))  # the answer is what the question is about
+    return native, pivot, keys, answers, negatives, no_passage
+
+
+def ground_shard(shard: str, corpus: dict[str, str], vocab: dict, params, cache_root: str, out_path: str,
+                 stats: dict | None = None) -> str:
+    """`vocab` needs "concepts" and "atoms_by_lang" for the shard's languages and English
+    only, `params` (schemas.parameters.GroundingParameters) those languages: the task's
+    cache key then ignores languages the shard does not use. `stats`, when given, counts
+    the grounding calls ("texts") and the distinct texts grounded ("unique")."""
+    languages = {c: l.model_dump(mode="json") for c, l in params.languages.items()}
+    threshold, window = params.threshold, params.window
+    items = table_rows(pq.read_table(shard))
+    passages = _passages(items, corpus)
+    # every text the shard grounds, in order; then all of them at once (in worker processes when
+    # there are several), and the items assembled from the results
+    requests = _requests(items)
     mentions = ground_texts(requests, vocab, languages, threshold, window, cache_root)
     stopwords: dict[str, set[str]] = {}
 
     def named(code: str, text: str) -> str | None:
         if code not in stopwords:
             stopwords[code] = _stopwords_of(vocab, languages, code, cache_root, threshold, window)
-        return option_concept(text, mentions[(code, text)], min_score, stopwords[code])
+        return option_concept(text, mentions[(code, text)], params.min_score, stopwords[code])
 
     # an option's own text is grounded only when its English text names nothing
     second = [(it["lang"], o["text"]) for it in items for o in it.get("options") or []
@@ -515,35 +549,12 @@ def ground_shard(shard: str, corpus: dict[str, str], vocab: dict, languages: dic
         stats["unique"] = stats.get("unique", 0) + len(mentions)
     # the group and definedness of the concepts the shard's mentions name (every concept
     # below comes from them), from the table's facts read once per process
-    found = sorted({m["cui"] for ms in mentions.values() for m in ms})
-    group_of, defined = concept_facts(vocab["concepts"], found)
-
-    grounded = []
-    for it in items:
-        native = mentions[(it["lang"], it["text"])]
-        if it["lang"] == "en":
-            pivot = native
-        else:
-            pivot = mentions[("en", it["pivot"])] if it["pivot"] else []
-        keys = key_concepts(native + pivot, group_of, set(key_groups), min_score)
-        answers, negatives, no_passage = [], [], None
-        options = it.get("options") or []
-        if options:
-            # an option's English text first (the richest vocabulary), else its own
-            concepts = [(named("en", o["pivot"]) if o["pivot"] else None) or named(it["lang"], o["text"]) for o in options]
-            answers, negatives, no_passage = answer_concepts(options, concepts, {m["cui"] for m in native + pivot},
-                                                             group_of, set(key_groups), defined)
-            keys = sorted(set(keys) | set(answers))  # the answer is what the question is about
-        grounded.append((it, native, pivot, keys, answers, negatives, no_passage))
+    group_of, defined = concept_facts(vocab["concepts"], sorted({m["cui"] for ms in mentions.values() for m in ms}))
+    grounded = [(it, *_item_concepts(it, mentions, named, group_of, defined, params)) for it in items]
     names = names_of(sorted(vocab["atoms_by_lang"].values()), {c for g in grounded for c in g[3]})
-    rows = []
-    for it, native, pivot, keys, answers, negatives, no_passage in grounded:
-        rows.append({
-            "id": it["id"],
-            "mentions": json.dumps({"native": native, "pivot": pivot}, ensure_ascii=False, sort_keys=True),
-            "key_cuis": keys,
-            "answerable": any(answerable(keys, passages.get(pid, ""), names) for pid in it["passage_ids"]),
-            "answer_cuis": answers, "negative_cuis": negatives, "no_passage": no_passage,
-        })
+    rows = [{"id": it["id"], "mentions": json.dumps({"native": native, "pivot": pivot}, ensure_ascii=False, sort_keys=True),
+             "key_cuis": keys, "answerable": any(answerable(keys, passages.get(pid, ""), names) for pid in it["passage_ids"]),
+             "answer_cuis": answers, "negative_cuis": negatives, "no_passage": no_passage}
+            for it, native, pivot, keys, answers, negatives, no_passage in grounded]
     write_parquet(pa.Table.from_pylist(rows, schema=GROUNDED_SCHEMA), Path(out_path))
     return out_path
