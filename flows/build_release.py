@@ -75,16 +75,17 @@ class Run:
         """A stage's result, its task runs collected (once: the collected value replaces them)."""
         if not isinstance(result, Gathered):
             return result
-        if not hasattr(result, "collected"):
+        if not result.done:
             try:
                 values = [self._collect(f) for f in result.futures]
             except BaseException:
+                result.done = True  # released once, here
                 if result.after:
                     result.after(failed=True)
                 raise
             if result.after:
                 result.after()
-            result.collected = values[0] if result.single else values
+            result.collected, result.done = (values[0] if result.single else values), True
         return result.collected
 
     def _collect(self, future):
@@ -163,7 +164,7 @@ def run_build(loaded: LoadedConfig, request: BuildRequest, stages: tuple[Stage, 
             result = dict(upstream[stages[-1].name])
     except BaseException:
         for value in upstream.values():  # task runs left uncollected: their `after` still runs
-            if isinstance(value, Gathered) and value.after and not hasattr(value, "collected"):
+            if isinstance(value, Gathered) and value.after and not value.done:
                 value.after(failed=True)
         raise
     finally:

@@ -15,10 +15,12 @@ from schemas.parameters import (AllocationParameters, GroundingParameters, Lexic
 
 class Gathered:
     """Task runs submitted by one stage; `after(failed)` runs once they are all collected
-    (or one failed)."""
+    (or one failed). `single`: the stage's result is its one task run's value, not a list."""
 
     def __init__(self, futures: list, after=None, single: bool = False):
         self.futures, self.after, self.single = futures, after, single
+        self.done = False
+        self.collected = None
 
 
 def load_vocabulary(run, p: VocabularyParameters, upstream: dict) -> Gathered:
@@ -44,7 +46,7 @@ def ground(run, p: GroundingParameters, upstream: dict) -> Gathered:
     the process that held them (tasks/grounding/isolated.py)."""
     from tasks.grounding.isolated import release_grounders
 
-    src, vocab = run.value(upstream["sources"]), run.value(upstream["vocabulary"])
+    vocab, src = run.value(upstream["vocabulary"]), run.value(upstream["sources"])  # progress lines in stage order
     futures = []
     for shard, native in zip(src["shards"], src["shard_langs"]):
         needed = _needed(native)
