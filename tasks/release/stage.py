@@ -24,10 +24,10 @@ from pathlib import Path
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from common.version import __version__, code_fingerprint, code_version
+from common.version import code_fingerprint, code_version
 from schemas.config import LoadedConfig
 from schemas.parameters import CardParameters, PublishParameters, WriteParameters
-from common.errors import AuditFailedError, ConflictError, InputError, disk_full, is_disk_full
+from common.errors import ConflictError, InputError, disk_full, is_disk_full
 from common.interrupts import removed_if_interrupted
 from common.jsonio import atomic_write, file_digest, read_json_object
 from common.testhooks import hold
