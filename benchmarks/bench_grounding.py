@@ -172,6 +172,7 @@ class CpuSplit:
 
 def run_once(prep: dict, out: Path, workers: int, profile: Path | None) -> dict:
     """One timed run in this process: build the grounders, ground every shard."""
+    from schemas.parameters import GroundingParameters
     from tasks.grounding import stage
 
     os.environ["MMEDBENCH_GROUND_WORKERS"] = str(workers)
@@ -200,8 +201,9 @@ def run_once(prep: dict, out: Path, workers: int, profile: Path | None) -> dict:
     with timed(row, "ground"):
         paths = []
         for sh in prep["shards"]:
-            paths.append(stage.ground_shard(sh["shard"], sh["corpus"], sh["vocab"], sh["languages"], prep["key_groups"],
-                                            prep["min_score"], prep["threshold"], prep["window"], prep["cache_root"],
+            params = GroundingParameters.of(sh["languages"], prep["key_groups"], prep["min_score"], prep["threshold"],
+                                            prep["window"])
+            paths.append(stage.ground_shard(sh["shard"], sh["corpus"], sh["vocab"], params, prep["cache_root"],
                                             str(dest / Path(sh["shard"]).name), stats=stats))
     if prof is not None:
         prof.disable()

@@ -27,6 +27,7 @@ import signal
 import subprocess
 import sys
 import threading
+from contextlib import ExitStack
 import time
 import tomllib
 from contextlib import contextmanager
@@ -216,8 +217,9 @@ def count_texts(shards: list[str]) -> int:
 def run_stages(config: Path, work: Path, meter: Meter, start: str, reads: int) -> dict:
     from schemas.config import load_config
     from flows.inputs import input_files
+    from flows.build_release import BUILD_STAGES, build_request
+    from schemas.parameters import AllocationParameters, GroundingParameters
     from tasks.allocation.stage import allocate_cells, index_entries
-    from tasks.release.stage import assemble_release
     from tasks.grounding.stage import GROUNDERS, build_grounder, drop_grounders, ground_shard, grounder_key
     from tasks.grounding.params import params_for
     from tasks.grounding.quickumls_index import quickumls_index
@@ -309,8 +311,8 @@ def run_stages(config: Path, work: Path, meter: Meter, start: str, reads: int) -
                 needed = sorted(set(native) | {"en"})
                 grounded.append(ground_shard(
                     shard, src["corpora"], {"concepts": vocab["concepts"], "atoms_by_lang": {c: vocab["atoms_by_lang"][c] for c in needed}},
-                    {c: langs[c] for c in needed}, g.key_groups, g.min_score, g.quickumls_threshold,
-                    g.quickumls_window, cache_root, str(work / "ground" / Path(shard).name)))
+                    GroundingParameters.of({c: langs[c] for c in needed}, g.key_groups, g.min_score, g.quickumls_threshold,
+                                           g.quickumls_window), cache_root, str(work / "ground" / Path(shard).name)))
         r = meter.rows[-1]
         r["texts_per_s"] = round(texts / max(1e-9, r["wall_s"]), 1)
         r["texts_per_cpu_s"] = round(texts / max(1e-9, r["cpu_s"]), 1)
@@ -335,15 +337,20 @@ def run_stages(config: Path, work: Path, meter: Meter, start: str, reads: int) -
         lexicon = reuse("lexicon")
     if active("allocate"):
         with meter.stage("allocate (items + confusion sets)"):
-            alloc = done("allocate", allocate_cells(
-                src["shards"], grounded, realized, vocab, lexicon, langs, memory,
-                {t: getattr(cfg.tasks, t).quota for t in TASKS}, cfg.tasks.cd.distractors, g.key_groups,
-                cfg.dedup.model_dump(), cfg.seed, str(work / "allocate"), langid_backend=cfg.langid_backend,
-                overlap_scope=cfg.overlap.scope))
+            request = build_request(loaded, str(work), cfg.version, work / "releases")
+            alloc = done("allocate", allocate_cells(AllocationParameters.derive(loaded, request), src["shards"], grounded,
+                                                    realized, vocab, lexicon, str(work / "allocate")))
     else:
         alloc = reuse("allocate")
     with meter.stage("write + audit release") as info:
-        result = assemble_release(loaded, inputs, vocab, src, alloc, cfg.version, work / "releases")
+        # the flow's release stages, in the flow's order, on these stages' results
+        request = build_request(loaded, str(work), cfg.version, work / "releases")
+        upstream = {"vocabulary": vocab, "sources": src, "allocate": alloc}
+        with ExitStack() as held:
+            for s in (s for s in BUILD_STAGES if not s.task):
+                value = s.run(s.parameters.derive(loaded, request), upstream)
+                upstream[s.name] = held.enter_context(value) if hasattr(value, "__exit__") else value
+        result = upstream[BUILD_STAGES[-1].name]
         info["queries"] = sum(c["queries"] for c in result["cells"].values())
     return result
 

@@ -55,6 +55,18 @@ class InputError(Exception):
         what = self.message if field is None else f"field {_one_line(field)!r}: {self.message}"
         super().__init__(f"{where}: {what}")
 
+    def __reduce__(self):
+        # pickled as it is (a stage's error crosses a Dask worker, a spawned process and
+        # Prefect's result store): its __init__ takes other arguments than its args
+        return _restore, (type(self), self.args, dict(self.__dict__))
+
+
+def _restore(cls: type, args: tuple, state: dict) -> "InputError":
+    exc = cls.__new__(cls)
+    exc.args = args
+    exc.__dict__.update(state)
+    return exc
+
 
 class AuditFailedError(InputError):
     """A build whose own release fails its audit: nothing is published. Exit code 1, as a
@@ -79,8 +91,3 @@ def disk_full(exc: OSError, what: str) -> InputError:
     where = exc.filename or "?"
     return InputError(where, f"disk full ({os.strerror(exc.errno)}) while {what}; "
                              "free some space and run the same command again")
-
-
-def error_result(exc: InputError) -> dict:
-    """How a flow reports an error to the CLI: the one line and the exit code."""
-    return {"error": str(exc), "exit_code": exc.exit_code}

@@ -237,9 +237,9 @@ def fork_pool(workers: int, initializer=forked_child, collect: int = 2, what: st
 
 def _isolated_call(fn, args: tuple, kwargs: dict):
     try:
-        return "ok", fn(*args, **kwargs)
-    except InputError as exc:  # rebuilt as itself in the parent (its __init__ takes other arguments than its args)
-        return "input", type(exc), exc.args, dict(exc.__dict__)
+        return fn(*args, **kwargs)
+    except InputError:  # pickles as itself (common.errors)
+        raise
     except Exception as exc:
         try:  # an exception the parent could not unpickle would leave it waiting forever
             pickle.loads(pickle.dumps(exc))
@@ -277,17 +277,12 @@ class IsolatedProcess:
                                                      initializer=_spawned_child)
             ex = self._executor
         try:
-            out = ex.submit(_isolated_call, fn, args, kwargs).result()
+            return ex.submit(_isolated_call, fn, args, kwargs).result()
+        except InputError:
+            raise
         except BaseException:
             self.kill()
             raise
-        if out[0] == "input":
-            _, cls, exc_args, state = out
-            exc = cls.__new__(cls)
-            exc.args = exc_args
-            exc.__dict__.update(state)
-            raise exc
-        return out[1]
 
     def pid(self) -> int | None:
         """The child's process id, once started."""

@@ -1,40 +1,98 @@
 """build_release_flow: sources + UMLS + config -> an audited, immutable release folder.
 
-The flow only composes tasks (flows/prefect_tasks.py); all logic lives in the stages.
+The DAG is `BUILD_STAGES`, in order: one line per stage, naming its function and its
+parameters model (schemas/parameters.py). The flow derives every stage's parameters from
+the config once, then calls the stages in turn, each with its parameters and the results
+of the stages before it (by name). Stages that run as Prefect tasks (`task=True`,
+flows/stages.py) submit their task runs and return at once; the others run in the flow's
+own thread, on the results of all before them, each reported as one progress line.
+Adding a stage is its package, one line here and its parameters model.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
+from contextlib import AbstractContextManager, ExitStack
+from dataclasses import dataclass
 from pathlib import Path
 
 from prefect import flow, get_run_logger
 
-from schemas.config import LoadedConfig, load_config
-from common.errors import InputError, error_result
+from common.errors import InputError
 from common.interrupts import take_signals_back
 from common.jsonio import load_digests, save_digests
-from flows import prefect_tasks as pt
 from flows import progress
-from flows.inputs import input_files as _input_files
-from tasks.release.stage import assemble_release
-
-assemble_release = progress.stepped("release", assemble_release)  # a progress line when written
-
+from flows import stages as ts
+from flows.inputs import input_files
+from flows.stages import Gathered
+from schemas.config import LoadedConfig, load_config
+from schemas.parameters import (AllocationParameters, AuditParameters, BuildRequest, CardParameters, EvaluationParameters,
+                                GroundingParameters, LexiconParameters, MemoryParameters, Parameters, PublishParameters,
+                                RealizationParameters, SourcesParameters, VocabularyParameters, WriteParameters)
+from tasks.audit.stage import audit_draft
+from tasks.evaluation.stage import evaluate_draft
+from tasks.release.stage import evaluation_retrievers, publish_release, write_card_stage, write_release
 
 DIGESTS_FILE = "file-digests.json"  # in the work dir
 
 
-class Counter:
-    """Counts task runs and how many came from Prefect's cache."""
+@dataclass(frozen=True)
+class Stage:
+    name: str  # its result's name for the stages after it, and its progress line's
+    run: Callable  # task stages: (run, params, upstream); the others: (params, upstream)
+    parameters: type[Parameters]
+    task: bool = False
 
-    def __init__(self):
+
+BUILD_STAGES: tuple[Stage, ...] = (
+    Stage("vocabulary", ts.load_vocabulary, VocabularyParameters, task=True),
+    Stage("sources", ts.load_sources, SourcesParameters, task=True),
+    Stage("memory", ts.split_memory, MemoryParameters, task=True),
+    Stage("ground", ts.ground, GroundingParameters, task=True),
+    Stage("realize", ts.realize, RealizationParameters, task=True),
+    Stage("lexicon", ts.index_entries, LexiconParameters, task=True),
+    Stage("allocate", ts.allocate, AllocationParameters, task=True),
+    Stage("write", write_release, WriteParameters),
+    Stage("evaluate", evaluate_draft, EvaluationParameters),
+    Stage("card", write_card_stage, CardParameters),
+    Stage("audit", audit_draft, AuditParameters),
+    Stage("publish", publish_release, PublishParameters),
+)
+
+
+class Run:
+    """One run of the stages: submits task runs, collects them (counting those Prefect took
+    from its cache), and raises a stage's InputError where its result is collected."""
+
+    def __init__(self, work: Path):
+        self.work = work
         self.runs = 0
         self.cached = 0
 
-    def future(self, fut):
-        progress.current().waiting(fut.task_run_id)
-        fut.wait()
-        value = self.result(fut.state)
-        progress.current().finished(fut.task_run_id)
+    def submit(self, task, **params):
+        return task.submit(work_dir=str(self.work), **params)
+
+    def value(self, result):
+        """A stage's result, its task runs collected (once: the collected value replaces them)."""
+        if not isinstance(result, Gathered):
+            return result
+        if not result.done:
+            try:
+                values = [self._collect(f) for f in result.futures]
+            except BaseException:
+                result.done = True  # released once, here
+                if result.after:
+                    result.after(failed=True)
+                raise
+            if result.after:
+                result.after()
+            result.collected, result.done = (values[0] if result.single else values), True
+        return result.collected
+
+    def _collect(self, future):
+        progress.current().waiting(future.task_run_id)
+        future.wait()
+        value = self.result(future.state)
+        progress.current().finished(future.task_run_id)
         return value
 
     def result(self, state):
@@ -42,18 +100,14 @@ class Counter:
         if state.name == "Cached":
             self.cached += 1
         value = state.result()
-        if isinstance(value, dict) and pt.INPUT_ERROR in value:
-            raise _StageInputError(value[pt.INPUT_ERROR])
+        if isinstance(value, InputError):  # the stage's own error (flows/prefect_tasks.py)
+            raise value
         for path in _paths(value):
             if not Path(path).exists():
                 # results live in the work dir (PREFECT_LOCAL_STORAGE_PATH); a cache record
                 # that outlived its files must not be trusted
-                raise _StageInputError(f"{path}: cached result points to a missing file; remove the work dir and rebuild")
+                raise InputError(path, "cached result points to a missing file; remove the work dir and rebuild")
         return value
-
-
-class _StageInputError(Exception):
-    pass
 
 
 def _paths(value) -> list[str]:
@@ -79,94 +133,74 @@ def with_runner(runner: str = "local", address: str | None = None):
     raise InputError("--runner", f"unknown runner {runner!r} (expected 'local' or 'dask')")
 
 
-def run_stages(loaded: LoadedConfig, work: str, runs: Counter, targets: list[str],
-               base_release: str | None = None) -> tuple[dict, dict, dict]:
-    """Submit every stage up to allocation; realize only into `targets`."""
+def build_request(loaded: LoadedConfig, work_dir: str | None, version: str | None, release_root: Path,
+                  evaluate: list[str] | None = None, **more) -> BuildRequest:
+    """What this run asks for beyond the config; `more`: add-language's targets and base."""
     cfg = loaded.config
+    version = version or cfg.version
+    retrievers, specs = evaluation_retrievers(loaded, evaluate)
+    return BuildRequest(**{
+        "version": version, "release_root": release_root, "targets": cfg.languages, "inputs": input_files(loaded),
+        "work_dir": Path(work_dir).resolve() if work_dir else loaded.resolve(cfg.work_dir),
+        # one that appears while we build is another run's
+        "existed_at_start": (release_root / version).exists(), "retrievers": retrievers, "retriever_specs": specs, **more})
+
+
+def run_build(loaded: LoadedConfig, request: BuildRequest, stages: tuple[Stage, ...] | None = None) -> dict:
+    """Every stage in order; the last one's result (the published release), with the task
+    runs counted. A stage's InputError goes up as it is."""
+    stages = BUILD_STAGES if stages is None else stages
+    params = {s.name: s.parameters.derive(loaded, request) for s in stages}  # from the config, once
+    run = Run(request.work_dir)
     # the digests of the inputs and stage outputs the last run in this work dir hashed (its
     # cache keys are content keys): unchanged files are not hashed again
-    digests = Path(work) / DIGESTS_FILE
+    digests = request.work_dir / DIGESTS_FILE
     load_digests(digests)
-    langs = {l.code: l.model_dump(mode="json") for l in loaded.languages}
-    # every stage is submitted, so that a Dask task runner runs all of them on its workers
-    vocab_f = pt.load_vocabulary.submit(
-        rrf_dir=str(loaded.resolve(cfg.vocabulary.path)), lat_to_lang={l.umls_lat: l.code for l in loaded.languages},
-        max_srl=cfg.vocabulary.max_srl, preferred_en=loaded.registry["en"].preferred_sources, work_dir=work,
-        format=cfg.vocabulary.format, roots=cfg.vocabulary.roots,
-        code_names=[{**c.model_dump(), "path": str(loaded.resolve(c.path))} for c in cfg.vocabulary.code_names])
-    src_f = pt.load_sources.submit(
-        sources=[{"format": s.format, "path": str(loaded.resolve(s.path)), "options": s.options} for s in cfg.sources],
-        background=[{"task": b.task, "path": str(loaded.resolve(b.path))} for b in cfg.background],
-        languages=cfg.languages, shard_size=cfg.build.shard_size, work_dir=work)
-    vocab, src = runs.future(vocab_f), runs.future(src_f)
-    memory = [str(loaded.resolve(m)) for m in cfg.translation.memory]
-    mem_by_lang = runs.future(pt.split_memory.submit(memory=memory, targets=targets, work_dir=work))
-    g = cfg.grounding
-    ground_futures, realize_futures = [], []
-    for shard, native in zip(src["shards"], src["shard_langs"]):
-        # each task sees only the languages it uses, so its cache survives adding one
-        needed = sorted(set(native) | {"en"})
-        ground_futures.append(pt.ground_shard.submit(
-            shard=shard, corpus=src["corpora"], languages={c: langs[c] for c in needed},
-            vocab={"concepts": vocab["concepts"], "atoms_by_lang": {c: vocab["atoms_by_lang"][c] for c in needed}},
-            key_groups=g.key_groups, min_score=g.min_score, threshold=g.quickumls_threshold,
-            window=g.quickumls_window, work_dir=work))
-        for target in targets:
-            realize_futures.append(pt.realize_shard.submit(
-                shard=shard, target=target, languages={c: langs[c] for c in sorted(set(needed) | {target})},
-                memory=[mem_by_lang[target]], work_dir=work, langid_backend=cfg.langid_backend))
-    # the grounders (GBs at full scale) are not needed past this point; with a Dask runner
-    # they live in the workers and go with them
+    upstream: dict = {}
     try:
-        grounded = [runs.future(f) for f in ground_futures]
+        with ExitStack() as held:
+            for s in stages:
+                upstream[s.name] = _run_stage(s, run, params[s.name], upstream, held)
+            result = dict(upstream[stages[-1].name])
     except BaseException:
-        pt.release_grounders(failed=True)
+        for value in upstream.values():  # task runs left uncollected: their `after` still runs
+            if isinstance(value, Gathered) and value.after and not value.done:
+                value.after(failed=True)
         raise
-    pt.release_grounders()
-    # the English entries' lexicon depends on the vocabulary alone (a build that adds a
-    # language or changes quotas takes it from the cache); made once grounding's process
-    # and its memory are gone (beside it, the build's peak rose by 0.5 GB at paper scale)
-    en_vocab = {"concepts": vocab["concepts"], "atoms_by_lang": {"en": vocab["atoms_by_lang"]["en"]}}  # en: always built
-    lexicon_f = pt.index_entries.submit(vocab=en_vocab, work_dir=work)
-    realized = [runs.future(f) for f in realize_futures]
-    alloc_params = dict(
-        item_shards=src["shards"], grounded=grounded, realized=realized, vocab=vocab, lexicon_files=runs.future(lexicon_f),
-        languages=langs, memory=memory,
-        quotas={"xqa": cfg.tasks.xqa.quota, "evidence": cfg.tasks.evidence.quota, "cd": cfg.tasks.cd.quota},
-        distractors=cfg.tasks.cd.distractors, key_groups=g.key_groups, dedup=cfg.dedup.model_dump(), seed=cfg.seed,
-        work_dir=work, langid_backend=cfg.langid_backend, overlap_scope=cfg.overlap.scope)
-    if base_release:
-        alloc_params.update(base_release=base_release, new_languages=targets)
-    alloc = runs.future(pt.allocate.submit(**alloc_params))
+    finally:
+        _save(digests)
+    get_run_logger().info("task runs: %d, cached: %d", run.runs, run.cached)
+    result.update(task_runs=run.runs, cached=run.cached)
+    return result
+
+
+def _run_stage(s: Stage, run: Run, params: Parameters, upstream: dict, held: ExitStack):
+    if s.task:
+        return s.run(run, params, upstream)
+    for name in list(upstream):  # a stage in the flow's thread works on collected results
+        upstream[name] = run.value(upstream[name])
+    with progress.current().step(s.name):
+        value = s.run(params, upstream)
+    # a result that is a context (the release being written) is held until the run ends
+    return held.enter_context(value) if isinstance(value, AbstractContextManager) else value
+
+
+def _save(digests: Path) -> None:
     try:
         save_digests(digests)
     except OSError:  # a cache: a full or read-only disk only means hashing again next time
         pass
-    return vocab, src, alloc
 
 
 @flow(name="build_release", log_prints=False, validate_parameters=False)
 def build_release_flow(config_path: str, version: str | None = None, release_dir: str | None = None,
-                       work_dir: str | None = None, evaluate: list[str] | None = None) -> dict:
+                       work_dir: str | None = None, evaluate: list[str] | None = None) -> dict | InputError:
+    """The published release's summary, or the InputError that stopped the build (the CLI
+    prints it as its one `error:` line and exits with its code)."""
     take_signals_back()  # Prefect's flow run took SIGTERM; the command's Ctrl-C/SIGTERM handling stops everything
-    logger = get_run_logger()
-    loaded = load_config(config_path)
-    cfg = loaded.config
-    inputs = _input_files(loaded)
-    work = str(Path(work_dir).resolve() if work_dir else loaded.resolve(cfg.work_dir))
-    version = version or cfg.version
-    release_root = Path(release_dir) if release_dir else loaded.resolve(cfg.release_dir)
-    existed = (release_root / version).exists()  # one that appears while we build is another run's
-    runs = Counter()
     try:
-        vocab, src, alloc = run_stages(loaded, work, runs, cfg.languages)
-    except _StageInputError as exc:
-        return {"error": str(exc)}
-    logger.info("task runs: %d, cached: %d", runs.runs, runs.cached)
-    try:
-        result = assemble_release(loaded, inputs, vocab, src, alloc, version, release_root,
-                                  evaluate=evaluate, work_dir=work, existed_at_start=existed)
+        loaded = load_config(config_path)
+        release_root = Path(release_dir) if release_dir else loaded.resolve(loaded.config.release_dir)
+        return run_build(loaded, build_request(loaded, work_dir, version, release_root, evaluate))
     except InputError as exc:
-        return error_result(exc)
-    result.update(task_runs=runs.runs, cached=runs.cached)
-    return result
+        return exc

@@ -36,8 +36,8 @@ def _canonical(value: Any) -> Any:
         return {str(k): _canonical(v) for k, v in sorted(value.items(), key=lambda kv: str(kv[0]))}
     if isinstance(value, (list, tuple)):
         return [_canonical(v) for v in value]
-    if hasattr(value, "model_dump"):
-        return value.model_dump(mode="json")
+    if hasattr(value, "model_dump"):  # a stage's parameters: the files they name by content too
+        return _canonical(value.model_dump(mode="json"))
     return value
 
 

@@ -33,8 +33,7 @@ STAGES = {
     "ground": ("ground", "shards"),
     "realize": ("realize", "shards"),
     "allocate": ("allocate", ""),
-    "release": ("release", ""),
-}
+}  # the stages in the flow's own thread (write, evaluate, ...) are labelled by their names
 HEARTBEAT_S = 30.0
 
 
@@ -98,7 +97,7 @@ class Progress:
 
     @contextlib.contextmanager
     def step(self, stage: str) -> Iterator[None]:
-        """A stage that is one call in the flow's own thread (writing the release)."""
+        """A stage that is one call in the flow's own thread (writing the release, ...)."""
         token = object()
         self.submitted(stage, token)
         self.waiting(token)
@@ -187,14 +186,3 @@ def track_submits(task, stage: str):
 
     task.submit = tracked
     return task
-
-
-def stepped(stage: str, fn: Callable) -> Callable:
-    """``fn`` reported as one-step stage ``stage`` of the current reporter."""
-
-    def run(*args, **kwargs):
-        with current().step(stage):
-            return fn(*args, **kwargs)
-
-    run.__wrapped__ = fn
-    return run

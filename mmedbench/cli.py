@@ -204,8 +204,8 @@ def _build(config: Path, version: Optional[str], release_dir: Optional[Path], wo
     with _prefect_server(), _progress(quiet):
         result = flow_fn(str(config), version, str(release_dir) if release_dir else None,
                                     str(work), evaluate)
-    if "error" in result:
-        _fail(result["error"], result.get("exit_code", EXIT_INPUT))
+    if isinstance(result, InputError):  # what stopped a stage, as the stage raised it
+        _fail(str(result), result.exit_code)
     cells = result["cells"]
     typer.echo(f"release {result['release']} {result['status']}; audit passed; "
                f"task runs {result['task_runs']}, cached {result['cached']}")
@@ -247,8 +247,8 @@ def _add_language(base: Path, config: Path, version: Optional[str], release_dir:
 
     with _prefect_server(), _progress(quiet):
         result = add_language_flow(str(base), str(config), version, str(release_dir) if release_dir else None, str(work))
-    if "error" in result:
-        _fail(result["error"], result.get("exit_code", EXIT_INPUT))
+    if isinstance(result, InputError):
+        _fail(str(result), result.exit_code)
     typer.echo(f"release {result['release']} {result['status']} (added {', '.join(result['added'])}); audit passed; "
                f"task runs {result['task_runs']}, cached {result['cached']}")
     for cell in sorted(result["cells"]):

@@ -10,7 +10,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from common.text import normalize
-from tasks.dedup.near_duplicates import NearDuplicateIndex
+from schemas.drops import Drop
+from tasks.dedup.near_duplicates import Duplicate, NearDuplicateIndex
 
 
 @dataclass(frozen=True)
@@ -44,6 +45,11 @@ class Assignment:
 TASK_ORDER = ("evidence", "xqa")
 
 
+def duplicate_detail(dup: Duplicate) -> str:
+    """A near-duplicate drop's detail: the query kept, the namespace and the Jaccard."""
+    return f"{dup.kept_id} ({dup.namespace}, jaccard={dup.jaccard:.2f})"
+
+
 def seeded_order(seed: int, key: str) -> str:
     return hashlib.sha256(f"{seed}:{key}".encode()).hexdigest()
 
@@ -62,7 +68,15 @@ class Allocator:
         self.owner: dict[str, tuple[str, str]] = {}  # cui -> cell
         self.filled: Counter = Counter()
         self.assignments: list[Assignment] = []
-        self.dropped: list[tuple[str, str]] = []  # (id, reason)
+        self.drops: list[Drop] = []  # every item not placed, with its code
+
+    @property
+    def dropped(self) -> list[tuple[str, str]]:
+        """(id, reason) of every item not placed, in the order they were dropped."""
+        return [(d.item_id, d.reason) for d in self.drops]
+
+    def _drop(self, item_id: str, code: str, detail: str = "") -> None:
+        self.drops.append(Drop(stage="allocation", item_id=item_id, code=code, detail=detail))
 
     # ------------------------------------------------------------------ helpers
     def _room(self, cell: tuple[str, str]) -> bool:
@@ -89,28 +103,31 @@ class Allocator:
 
     # ------------------------------------------------------------------ items (xqa, evidence)
     def choose_language(self, cand: Candidate) -> tuple[str | None, str]:
+        """(the cell's language, "") or (None, why not, as the release words it)."""
+        lang, why = self.placement(cand)
+        return lang, "" if why is None else Drop(stage="allocation", item_id=cand.id, code=why[0], detail=why[1]).reason
+
+    def placement(self, cand: Candidate) -> tuple[str | None, tuple[str, str] | None]:
+        """(the cell's language, None) or (None, (drop code, detail))."""
         owners = {self.owner[c] for c in cand.key_cuis if c in self.owner}
         if len(owners) > 1:
-            cells = " and ".join(f"{t}/{l}" for t, l in sorted(owners))
-            return None, f"key concepts already in cells {cells}"
+            return None, ("key-concepts-owned", " and ".join(f"{t}/{l}" for t, l in sorted(owners)))
         if owners:
             task, lang = next(iter(owners))
             if task != cand.task:
-                return None, f"key concept already in cell {task}/{lang}"
+                return None, ("key-concept-owned", f"{task}/{lang}")
             if lang not in cand.realizations:
-                return None, f"key concept in cell {task}/{lang}, where the item has no realization"
+                return None, ("owner-unrealizable", f"{task}/{lang}")
             if not self._room((task, lang)):
-                return None, f"key concept in cell {task}/{lang}, which is full"
-            return lang, ""
+                return None, ("owner-full", f"{task}/{lang}")
+            return lang, None
         options = [l for l in self.languages if l in cand.realizations and self._room((cand.task, l))]
         if not options:
-            if not cand.realizations:
-                return None, "no realization in any build language"
-            return None, "every cell it can be realized in is full"
+            return None, ("cells-full", "") if cand.realizations else ("no-realization", "")
         if cand.native_lang in options and cand.native_lang != "en":
-            return cand.native_lang, ""  # native questions are scarce: keep them native
+            return cand.native_lang, None  # native questions are scarce: keep them native
         options.sort(key=lambda l: (self._fill_ratio((cand.task, l)), self.languages.index(l)))
-        return options[0], ""
+        return options[0], None
 
     def allocate_items(self, candidates: list[Candidate]) -> None:
         # most constrained first (fewest languages), then a seeded shuffle. One question offered
@@ -124,13 +141,13 @@ class Allocator:
                                                   TASK_ORDER.index(c.task), c.id))
         for cand in order:
             if not cand.key_cuis:
-                self.dropped.append((cand.id, "no key concept grounded"))
+                self._drop(cand.id, "no-key-concept")
                 continue
             dup = self._source_duplicate(cand.id, cand.native_lang, cand.native_text, cand.pivot)
             if dup is not None:
-                self.dropped.append((cand.id, dup.reason))
+                self._drop(cand.id, "near-duplicate", duplicate_detail(dup))
                 continue
-            lang, reason = self.choose_language(cand)
+            lang, why = self.placement(cand)
             first_clash = None
             while lang is not None:
                 real = cand.realizations[lang]
@@ -141,11 +158,11 @@ class Allocator:
                 first_clash = first_clash or clash
                 remaining = {k: v for k, v in cand.realizations.items() if k != lang}
                 cand = Candidate(cand.id, cand.task, cand.native_lang, cand.native_text, cand.pivot, cand.key_cuis, remaining)
-                lang, reason = self.choose_language(cand)
+                lang, why = self.placement(cand)
             if lang is None and first_clash is not None:
-                reason = first_clash.reason  # the clash is why it found no home, not the fallback's reason
+                why = ("near-duplicate", duplicate_detail(first_clash))  # the clash is why it found no home, not the fallback's
             if lang is None:
-                self.dropped.append((cand.id, reason))
+                self._drop(cand.id, *why)
                 continue
             real = cand.realizations[lang]
             self._place(Assignment(cand.id, cand.task, lang, real.text, real.provenance, cand.pivot, tuple(sorted(cand.key_cuis))),

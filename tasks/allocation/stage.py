@@ -1,7 +1,7 @@
 """Stage: allocate items and confusion sets to cells; every drop keeps its reason."""
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -11,6 +11,8 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from schemas.config import Language
+from schemas.drops import DROP_TABLE, GATE_TABLE, Drop, drop_rows
+from schemas.parameters import AllocationParameters
 from tasks.allocation.allocator import Allocator, Candidate, Realization, seeded_order
 from tasks.allocation.concept_entries import EntryParts, concept_entry, english_queries, entry_parts, first_fair_query
 from tasks.allocation.confusion import computed_on, lazy_candidates, set_workers
@@ -27,7 +29,6 @@ ASSIGNMENT_SCHEMA = pa.schema([
     ("provenance", pa.string()), ("pivot", pa.string()), ("cuis", pa.list_(pa.string())),
     ("passage_ids", pa.list_(pa.string())), ("tier", pa.string()), ("distractor_cuis", pa.list_(pa.string())),
 ])
-DROPPED_SCHEMA = pa.schema([("id", pa.string()), ("stage", pa.string()), ("reason", pa.string())])
 
 
 class ConceptRealizer:
@@ -229,22 +230,10 @@ def index_entries(vocab: dict, out_dir: str) -> dict[str, str]:
     return Lexicon.from_texts(entries.cuis, owner, texts, {}, english_stop_words()).save(Path(out_dir) / "lexicon")
 
 
-def allocate_cells(item_shards: list[str], grounded: list[str], realized: list[str], vocab: dict[str, str],
-                   lexicon_files: dict[str, str], languages: dict[str, dict], memory: list[str], quotas: dict[str, int],
-                   distractors: int, key_groups: list[str], dedup: dict, seed: int, out_dir: str,
-                   base_release: str | None = None, new_languages: list[str] | None = None,
-                   langid_backend: str | None = None, overlap_scope: str = "all") -> dict:
-    """Allocate every cell; or, with a base release, only the cells of `new_languages`
-    around the base release's concepts and queries (which stay where they are).
-    `lexicon_files`: what `index_entries` wrote for this vocabulary."""
-    out = Path(out_dir)
-    langs = {k: Language.model_validate(v) for k, v in languages.items()}
-    order = list(new_languages) if base_release else list(languages)
-    items = {r["id"]: r for s in item_shards for r in table_rows(pq.read_table(s))}
-    ground = {r["id"]: r for s in grounded for r in table_rows(pq.read_table(s))}
+def _realizations(realized: list[str]) -> tuple[dict[str, dict[str, Realization]], Counter]:
+    """Each item's texts by language, and the translation gates' rejections by "lang: gate"."""
     reals: dict[str, dict[str, Realization]] = defaultdict(dict)
-    dropped: list[dict] = []
-    gate_rejections: dict[str, int] = defaultdict(int)
+    gate_rejections: Counter = Counter()
     for s in realized:
         for r in table_rows(pq.read_table(s)):
             if r["rejected"] is None:
@@ -252,22 +241,31 @@ def allocate_cells(item_shards: list[str], grounded: list[str], realized: list[s
             elif r["rejected"] != "no translation in memory":
                 for reason in r["rejected"].split("; "):
                     gate_rejections[f"{r['lang']}: {reason.split(':')[0]}"] += 1
-    cell_quotas = {(task, lang): quotas[task] for task in ("xqa", "evidence", "cd") for lang in order}
-    alloc = Allocator(cell_quotas, order, {k: v.shingle_n for k, v in langs.items()}, dedup["threshold"], dedup["num_perm"], seed,
-                      overlap_scope=overlap_scope)
-    used = seed_from_release(alloc, Path(base_release), langs) if base_release else set()
-    cands = []
+    return reals, gate_rejections
+
+
+def grounding_verdict(item: dict, grounding: dict) -> Drop | None:
+    """Pure: None to keep the item, else why grounding left it without a gold passage."""
+    if item["task"] == "evidence" and not grounding["answerable"]:
+        # evidence must be quality-assured (DESIGN §1); an exam question's answer passage
+        # (the correct option) rarely names the question's concept, and need not
+        return Drop(stage="grounding", item_id=item["id"], code="unanswerable")
+    if grounding.get("no_passage"):
+        return Drop(stage="grounding", item_id=item["id"], code=grounding["no_passage"])
+    return None
+
+
+def _candidates(items: dict[str, dict], ground: dict[str, dict], reals: dict, order: list[str],
+                used: set[str]) -> tuple[list[Candidate], list[Drop]]:
+    """The items allocation places, and the ones grounding's verdict drops."""
+    cands, drops = [], []
     for item_id in sorted(items):
         if item_id in used:
             continue
         it, g = items[item_id], ground[item_id]
-        if it["task"] == "evidence" and not g["answerable"]:
-            # evidence must be quality-assured (DESIGN §1); an exam question's answer passage
-            # (the correct option) rarely names the question's concept, and need not
-            dropped.append({"id": item_id, "stage": "grounding", "reason": "unanswerable: no key concept in its gold passage"})
-            continue
-        if g.get("no_passage"):
-            dropped.append({"id": item_id, "stage": "grounding", "reason": g["no_passage"]})
+        drop = grounding_verdict(it, g)
+        if drop is not None:
+            drops.append(drop)
             continue
         if g.get("answer_cuis"):
             # gold passages: the answers' concept entries (ids: the CUIs); hard negatives: the
@@ -276,28 +274,35 @@ def allocate_cells(item_shards: list[str], grounded: list[str], realized: list[s
             it["negative_cuis"] = list(g["negative_cuis"])
         options = {l: r for l, r in reals[item_id].items() if l in order}
         cands.append(Candidate(item_id, it["task"], it["lang"], it["text"], it["pivot"], tuple(g["key_cuis"]), options))
-    alloc.allocate_items(cands)
-    dropped += [{"id": i, "stage": "allocation", "reason": r} for i, r in alloc.dropped]
+    return cands, drops
 
-    # confusion sets over concepts nobody owns yet
+
+def _confusion_sets(alloc: Allocator, params: AllocationParameters, vocab: dict[str, str],
+                    lexicon_files: dict[str, str]) -> tuple[list, dict[str, int]]:
+    """Confusion sets over the concepts nobody owns yet: (assignment, candidate) pairs, and
+    the gates' rejections of the concepts' translations."""
+    order, seed = params.targets, params.seed
     concepts_t = pq.read_table(vocab["concepts"])
     concepts = concept_infos(concepts_t)
     hierarchy = Hierarchy(table=pq.read_table(vocab["parents"]))
-    eligible = sorted((c for c, info in concepts.items() if info.group in key_groups and c not in alloc.owner),
+    eligible = sorted((c for c, info in concepts.items() if info.group in params.key_groups and c not in alloc.owner),
                       key=lambda c: seeded_order(seed, f"cd-target:{c}"))
     # only the columns and languages used: English (entries) and the languages named here
     atoms = {lang: read_atoms(vocab, lang, ["cui", "str"] if lang == "en" else ["cui", "str", "ispref", "sab"])
              for lang in sorted({"en", *order})}
     entries = entry_parts(concepts_t, atoms["en"])
-    realizer = ConceptRealizer(atoms, entries, langs, TranslationMemory.from_files([Path(p) for p in memory]), langid_backend)
+    realizer = ConceptRealizer(atoms, entries, params.languages, TranslationMemory.from_files([Path(p) for p in params.memory]),
+                               params.langid_backend)
     del atoms
     # with every role owned, sets compete for their distractors too: draw more candidates
-    targets = cd_targets(eligible, order, quotas["cd"], realizer.can_name, per_language=4 if overlap_scope == "key" else 12)
+    targets = cd_targets(eligible, order, params.quotas["cd"], realizer.can_name,
+                         per_language=4 if params.overlap_scope == "key" else 12)
     lexicon = Lexicon.load(lexicon_files, _NamesOf(entries))
-    excluded = frozenset(alloc.owner) if overlap_scope == "all" else frozenset()
+    excluded = frozenset(alloc.owner) if params.overlap_scope == "all" else frozenset()
     # computed as the allocator reads them: it stops once the cells are full
-    sets_by_tier = lazy_candidates(concepts, hierarchy, distractors, seed, targets, lexicon,
+    sets_by_tier = lazy_candidates(concepts, hierarchy, params.distractors, seed, targets, lexicon,
                                    one_tier_per_target=True, excluded=excluded)
+
     def shares_a_word(cand, real) -> bool:
         """Does the query share any word with its target's entry (the query withheld)?"""
         entry = concept_entry(entries[cand.target_cui], withheld=real.text)
@@ -308,9 +313,10 @@ def allocate_cells(item_shards: list[str], grounded: list[str], realized: list[s
     # in the same order, as in-process
     with computed_on(sets_by_tier, set_workers()):
         chosen = alloc.allocate_confusion_sets(sets_by_tier, realizer, ["easy", "medium", "hard"], stratum=shares_a_word)
-    for k, v in realizer.rejections.items():
-        gate_rejections[k] += v
+    return chosen, realizer.rejections
 
+
+def _assignment_rows(alloc: Allocator, chosen: list, items: dict[str, dict], used: set[str]) -> list[dict]:
     rows = []
     for a in alloc.assignments:
         if a.task == "cd":
@@ -323,12 +329,34 @@ def allocate_cells(item_shards: list[str], grounded: list[str], realized: list[s
             continue
         rows.append({"id": a.id, "task": "cd", "lang": a.lang, "text": a.text, "provenance": a.provenance, "pivot": a.pivot,
                      "cuis": list(a.cuis), "passage_ids": [], "tier": cand.tier, "distractor_cuis": list(cand.distractor_cuis)})
-    rows.sort(key=lambda r: (r["task"], r["lang"], r["id"]))
-    dropped.sort(key=lambda r: (r["id"], r["stage"]))
-    paths = {"assignments": str(out / "assignments.parquet"), "dropped": str(out / "dropped.parquet")}
+    return sorted(rows, key=lambda r: (r["task"], r["lang"], r["id"]))
+
+
+def _write_tables(out: Path, rows: list[dict], drops: list[Drop], gate_rejections: Counter) -> dict[str, str]:
+    paths = {"assignments": str(out / "assignments.parquet"), "dropped": str(out / "dropped.parquet"),
+             "gates": str(out / "gate_rejections.parquet")}
     write_parquet(pa.Table.from_pylist(rows, schema=ASSIGNMENT_SCHEMA), Path(paths["assignments"]))
-    write_parquet(pa.Table.from_pylist(dropped, schema=DROPPED_SCHEMA), Path(paths["dropped"]))
-    gate_rows = [{"id": k, "stage": "gates", "reason": str(v)} for k, v in sorted(gate_rejections.items())]
-    paths["gates"] = str(out / "gate_rejections.parquet")
-    write_parquet(pa.Table.from_pylist(gate_rows, schema=DROPPED_SCHEMA), Path(paths["gates"]))
+    write_parquet(pa.Table.from_pylist(drop_rows(drops), schema=DROP_TABLE), Path(paths["dropped"]))
+    gates = [{"gate": k, "rejections": v} for k, v in sorted(gate_rejections.items())]
+    write_parquet(pa.Table.from_pylist(gates, schema=GATE_TABLE), Path(paths["gates"]))
     return paths
+
+
+def allocate_cells(params: AllocationParameters, item_shards: list[str], grounded: list[str], realized: list[str],
+                   vocab: dict[str, str], lexicon_files: dict[str, str], out_dir: str) -> dict:
+    """Allocate every cell; or, with a base release, only the cells of `params.targets`
+    around the base release's concepts and queries (which stay where they are).
+    `lexicon_files`: what `index_entries` wrote for this vocabulary."""
+    order = list(params.targets)
+    items = {r["id"]: r for s in item_shards for r in table_rows(pq.read_table(s))}
+    ground = {r["id"]: r for s in grounded for r in table_rows(pq.read_table(s))}
+    reals, gate_rejections = _realizations(realized)
+    cell_quotas = {(task, lang): params.quotas[task] for task in ("xqa", "evidence", "cd") for lang in order}
+    alloc = Allocator(cell_quotas, order, {k: v.shingle_n for k, v in params.languages.items()}, params.dedup_threshold,
+                      params.dedup_num_perm, params.seed, overlap_scope=params.overlap_scope)
+    used = seed_from_release(alloc, Path(params.base_release), params.languages) if params.base_release else set()
+    cands, drops = _candidates(items, ground, reals, order, used)
+    alloc.allocate_items(cands)
+    chosen, realizer_rejections = _confusion_sets(alloc, params, vocab, lexicon_files)
+    gate_rejections.update(realizer_rejections)
+    return _write_tables(Path(out_dir), _assignment_rows(alloc, chosen, items, used), drops + alloc.drops, gate_rejections)

@@ -1,9 +1,13 @@
 """Stage: audit a release folder using nothing but the folder; the checks are in `checks.py`."""
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
+from common.errors import AuditFailedError
+from common.jsonio import atomic_write
 from schemas.config import Language
+from schemas.parameters import AuditParameters
 from schemas.records import AuditCheck, AuditReport
 from tasks.audit.checks import (
     Release,
@@ -66,3 +70,22 @@ def report_markdown(report: AuditReport) -> str:
         if c.failures:
             lines += ["", f"## {c.name}", ""] + [f"- {f}" for f in c.failures]
     return "\n".join(lines) + "\n"
+
+
+def audit_draft(p: AuditParameters, upstream: dict) -> AuditReport | None:
+    """Stage: audit the written release (`upstream["write"]`, tasks/release/stage.Draft)
+    before it is published, and write the reports into it. A failed audit publishes
+    nothing (AuditFailedError, exit 1)."""
+    draft = upstream["write"]
+    if draft.done:  # published already: its audit passed then
+        return None
+    with draft.on_error():
+        audit = audit_release(draft.tmp, name=draft.version)
+        with atomic_write(draft.tmp / "audit_report.json") as fh:
+            fh.write(json.dumps(audit.model_dump(mode="json"), ensure_ascii=False, sort_keys=True, indent=2) + "\n")
+        with atomic_write(draft.tmp / "audit_report.md") as fh:
+            fh.write(report_markdown(audit))
+        if not audit.passed:
+            failed = [f"{c.name}: {c.failures[0]}" for c in audit.checks if not c.passed]
+            raise AuditFailedError(draft.final, f"the built release fails its audit ({' | '.join(failed)}); nothing was published")
+    return audit

@@ -28,6 +28,7 @@ from pathlib import Path
 from common.errors import InputError
 from common.jsonio import atomic_write
 from schemas.config import Language, load_registry
+from schemas.parameters import EvaluationParameters
 from schemas.records import TASKS, TIERS
 from schemas.results import (METRICS, CellResult, Comparison, EvaluationResults, GapMean, Interval, MacroAverage, Metrics,
                              PivotGap, Retriever, Statistics, TierResult)
@@ -420,3 +421,17 @@ def _write_outputs(res: EvaluationResults, out_dir: Path) -> None:
     figures = write_figures(res, out_dir / "figures")
     with atomic_write(out_dir / "results.md") as fh:
         fh.write(results_markdown(res, figures))
+
+
+def evaluate_draft(p: EvaluationParameters, upstream: dict) -> Path | None:
+    """Stage: score the written release (`upstream["write"]`, tasks/release/stage.Draft)
+    with the build's retrievers before its card, manifest and audit, so that evaluation/
+    is listed, hashed and audited like every file. Without retrievers: nothing."""
+    draft = upstream["write"]
+    if draft.done or not p.retrievers:
+        return None
+    with draft.on_error():
+        info = ReleaseInfo(draft.version, draft.build_id, list(p.languages), sorted(draft.counts), dict(p.registry),
+                           pivot_notes(draft.counts))
+        evaluate_release(draft.tmp, p.retrievers, draft.tmp / "evaluation", p.splits, info=info, cache_dir=p.cache_dir)
+    return draft.tmp / "evaluation"

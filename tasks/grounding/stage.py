@@ -35,6 +35,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from schemas.config import Language
+from schemas.drops import DropCode
 from common.text import normalize
 from tasks.grounding.grounder import Grounder
 from tasks.grounding.normalize import fold_term
@@ -42,7 +43,8 @@ from tasks.grounding.params import params_for
 from tasks.grounding.quickumls_index import (_stopwords, index_built, index_dir, lock_ahead, quickumls_index,
                                              wait_for_index)
 from common.parquet import pylist, rows as table_rows, write_parquet
-from common.workers import GROUND_WORKERS_ENV, explicit_workers, fork_pool, forked_child, reset_signals, worker_count
+from common.workers import fork_pool, forked_child, reset_signals
+from tasks.grounding.isolated import CHUNK, WORKERS_ENV, ground_workers, pool_workers  # noqa: F401  (ground_workers: tests)
 
 # nltk and quickumls are imported here, up front, in the importing thread: nltk's lazy
 # submodule imports are not thread-safe ("partially initialized module 'nltk'") and
@@ -52,7 +54,7 @@ GROUNDED_SCHEMA = pa.schema([
     ("id", pa.string()), ("mentions", pa.string()), ("key_cuis", pa.list_(pa.string())),
     ("answerable", pa.bool_()),
     # items with options: the concepts their correct options name (gold passages: the concepts'
-    # entries), the other options' concepts (hard negatives), or why the item has no gold passage
+    # entries), the other options' concepts (hard negatives), or why the item has no gold passage (a drop code)
     ("answer_cuis", pa.list_(pa.string())), ("negative_cuis", pa.list_(pa.string())), ("no_passage", pa.string()),
 ])
 
@@ -216,11 +218,12 @@ def names_of(atoms_paths: list[str], cuis: set[str]) -> dict[str, set[str]]:
     return names
 
 
-NO_ANSWER_CONCEPT = "no answer passage: a correct option names no vocabulary concept"
-ANSWER_NOT_KEY = "no answer passage: the answer's concept is outside the key semantic groups"
-NO_DEFINITION = "no answer passage: the answer's concept has no definition"
-AMBIGUOUS = "no answer passage: a wrong option names the answer's concept too"
-NAMES_ANSWER = "the question names its answer"
+# why an item with options has no gold passage: drop codes (schemas/drops.py words them)
+NO_ANSWER_CONCEPT: DropCode = "no-answer-concept"
+ANSWER_NOT_KEY: DropCode = "answer-not-key"
+NO_DEFINITION: DropCode = "no-definition"
+AMBIGUOUS: DropCode = "ambiguous-answer"
+NAMES_ANSWER: DropCode = "names-answer"
 _WORDS = re.compile(r"\w+")
 
 
@@ -291,18 +294,8 @@ def prepare_grounders(vocab: dict, languages: dict[str, dict], threshold: float,
             pass
 
 
-WORKERS_ENV = GROUND_WORKERS_ENV
-_CHUNK = 16  # texts per message to a worker: small enough to balance 2 workers on a shard's tail
-_MIN_TEXTS_PER_WORKER = 256  # default worker count: no more workers than this many texts each
 _POOL_LOCK = threading.Lock()  # one pool at a time per process: each already uses every core
 _FORKED: list = []  # the grounders a forked worker uses, by index (set just before the fork)
-
-
-def ground_workers() -> int:
-    """Worker processes for grounding: $MMEDBENCH_GROUND_WORKERS, else $MMEDBENCH_WORKERS,
-    else the CPUs this process may run on. 1 (in-process) inside a daemonic process or a
-    Dask worker (`common.workers.worker_count`)."""
-    return worker_count(WORKERS_ENV)
 
 
 def _worker_init() -> None:
@@ -426,12 +419,7 @@ def ground_texts(requests: list[tuple[str, str]], vocab: dict, languages: dict[s
     unique = list(dict.fromkeys(requests))
     codes = sorted({c for c, _t in unique})
     keys = {c: _args(vocab, languages, c, cache_root, threshold, window) for c in codes}
-    n = ground_workers() if workers is None else workers
-    if workers is None and not explicit_workers(WORKERS_ENV):
-        # by default a second process only pays off past a few hundred texts (forking and
-        # reopening the index cost about a second); an explicit worker count is obeyed
-        n = min(n, len(unique) // _MIN_TEXTS_PER_WORKER)
-    n = min(n, len(unique) // _CHUNK)
+    n = pool_workers(len(unique), workers)  # where it runs: tasks/grounding/isolated.py
     if n <= 1:
         out: dict[tuple[str, str], list[dict]] = {}
         for code in codes:
@@ -463,7 +451,7 @@ def ground_texts(requests: list[tuple[str, str]], vocab: dict, languages: dict[s
                 grounder.linker  # built here, once, rather than in every worker (abbreviations need "(")
         index = {c: i for i, c in enumerate(codes)}
         flat = [(index[c], t) for c, t in unique]
-        chunks = [flat[i:i + _CHUNK] for i in range(0, len(flat), _CHUNK)]
+        chunks = [flat[i:i + CHUNK] for i in range(0, len(flat), CHUNK)]
         mentions = _pool_ground(grounders, chunks, n)
     return dict(zip(unique, mentions))
 
@@ -489,34 +477,68 @@ def _stopwords_of(vocab: dict, languages: dict[str, dict], code: str, cache_root
     return {fold_term(w, latin) for w in _stopwords(lang)}
 
 
-def ground_shard(shard: str, corpus: dict[str, str], vocab: dict, languages: dict[str, dict],
-                 key_groups: list[str], min_score: float, threshold: float, window: int, cache_root: str, out_path: str,
-                 stats: dict | None = None) -> str:
-    """`vocab` needs "concepts" and "atoms_by_lang" for the shard's languages and English
-    only: the task's cache key then ignores languages the shard does not use. `stats`, when
-    given, counts the grounding calls ("texts") and the distinct texts grounded ("unique")."""
-    items = table_rows(pq.read_table(shard))
+def _passages(items: list[dict], corpus: dict[str, str]) -> dict[str, str]:
+    """The items' gold passages, "title. text" by id."""
     passages: dict[str, str] = {}
     needed = sorted({pid for it in items for pid in it["passage_ids"]})
     for task_corpus in corpus.values():
         t = read_rows(task_corpus, "id", needed, ["id", "title", "text"])
         passages.update({i: f"{ti}. {tx}" for i, ti, tx in zip(pylist(t["id"]), pylist(t["title"]), pylist(t["text"]))})
+    return passages
 
-    # every text the shard grounds, in order; then all of them at once (in worker processes when
-    # there are several), and the items assembled from the results
+
+def _requests(items: list[dict]) -> list[tuple[str, str]]:
+    """Every text the shard grounds first, in order: each item's text, its English pivot,
+    its options' English texts."""
     requests: list[tuple[str, str]] = []
     for it in items:
         requests.append((it["lang"], it["text"]))
         if it["lang"] != "en" and it["pivot"]:
             requests.append(("en", it["pivot"]))
         requests += [("en", o["pivot"]) for o in it.get("options") or [] if o["pivot"]]
+    return requests
+
+
+def _item_concepts(it: dict, mentions: dict, named, group_of: dict[str, str], defined: set[str], params) -> tuple:
+    """(native mentions, pivot mentions, key CUIs, answers, negatives, why no gold passage)."""
+    key_groups = set(params.key_groups)
+    native = mentions[(it["lang"], it["text"])]
+    if it["lang"] == "en":
+        pivot = native
+    else:
+        pivot = mentions[("en", it["pivot"])] if it["pivot"] else []
+    keys = key_concepts(native + pivot, group_of, key_groups, params.min_score)
+    answers, negatives, no_passage = [], [], None
+    options = it.get("options") or []
+    if options:
+        # an option's English text first (the richest vocabulary), else its own
+        concepts = [(named("en", o["pivot"]) if o["pivot"] else None) or named(it["lang"], o["text"]) for o in options]
+        answers, negatives, no_passage = answer_concepts(options, concepts, {m["cui"] for m in native + pivot},
+                                                         group_of, key_groups, defined)
+        keys = sorted(set(keys) | set(answers))  # the answer is what the question is about
+    return native, pivot, keys, answers, negatives, no_passage
+
+
+def ground_shard(shard: str, corpus: dict[str, str], vocab: dict, params, cache_root: str, out_path: str,
+                 stats: dict | None = None) -> str:
+    """`vocab` needs "concepts" and "atoms_by_lang" for the shard's languages and English
+    only, `params` (schemas.parameters.GroundingParameters) those languages: the task's
+    cache key then ignores languages the shard does not use. `stats`, when given, counts
+    the grounding calls ("texts") and the distinct texts grounded ("unique")."""
+    languages = {c: l.model_dump(mode="json") for c, l in params.languages.items()}
+    threshold, window = params.threshold, params.window
+    items = table_rows(pq.read_table(shard))
+    passages = _passages(items, corpus)
+    # every text the shard grounds, in order; then all of them at once (in worker processes when
+    # there are several), and the items assembled from the results
+    requests = _requests(items)
     mentions = ground_texts(requests, vocab, languages, threshold, window, cache_root)
     stopwords: dict[str, set[str]] = {}
 
     def named(code: str, text: str) -> str | None:
         if code not in stopwords:
             stopwords[code] = _stopwords_of(vocab, languages, code, cache_root, threshold, window)
-        return option_concept(text, mentions[(code, text)], min_score, stopwords[code])
+        return option_concept(text, mentions[(code, text)], params.min_score, stopwords[code])
 
     # an option's own text is grounded only when its English text names nothing
     second = [(it["lang"], o["text"]) for it in items for o in it.get("options") or []
@@ -527,35 +549,12 @@ def ground_shard(shard: str, corpus: dict[str, str], vocab: dict, languages: dic
         stats["unique"] = stats.get("unique", 0) + len(mentions)
     # the group and definedness of the concepts the shard's mentions name (every concept
     # below comes from them), from the table's facts read once per process
-    found = sorted({m["cui"] for ms in mentions.values() for m in ms})
-    group_of, defined = concept_facts(vocab["concepts"], found)
-
-    grounded = []
-    for it in items:
-        native = mentions[(it["lang"], it["text"])]
-        if it["lang"] == "en":
-            pivot = native
-        else:
-            pivot = mentions[("en", it["pivot"])] if it["pivot"] else []
-        keys = key_concepts(native + pivot, group_of, set(key_groups), min_score)
-        answers, negatives, no_passage = [], [], None
-        options = it.get("options") or []
-        if options:
-            # an option's English text first (the richest vocabulary), else its own
-            concepts = [(named("en", o["pivot"]) if o["pivot"] else None) or named(it["lang"], o["text"]) for o in options]
-            answers, negatives, no_passage = answer_concepts(options, concepts, {m["cui"] for m in native + pivot},
-                                                             group_of, set(key_groups), defined)
-            keys = sorted(set(keys) | set(answers))  # the answer is what the question is about
-        grounded.append((it, native, pivot, keys, answers, negatives, no_passage))
+    group_of, defined = concept_facts(vocab["concepts"], sorted({m["cui"] for ms in mentions.values() for m in ms}))
+    grounded = [(it, *_item_concepts(it, mentions, named, group_of, defined, params)) for it in items]
     names = names_of(sorted(vocab["atoms_by_lang"].values()), {c for g in grounded for c in g[3]})
-    rows = []
-    for it, native, pivot, keys, answers, negatives, no_passage in grounded:
-        rows.append({
-            "id": it["id"],
-            "mentions": json.dumps({"native": native, "pivot": pivot}, ensure_ascii=False, sort_keys=True),
-            "key_cuis": keys,
-            "answerable": any(answerable(keys, passages.get(pid, ""), names) for pid in it["passage_ids"]),
-            "answer_cuis": answers, "negative_cuis": negatives, "no_passage": no_passage,
-        })
+    rows = [{"id": it["id"], "mentions": json.dumps({"native": native, "pivot": pivot}, ensure_ascii=False, sort_keys=True),
+             "key_cuis": keys, "answerable": any(answerable(keys, passages.get(pid, ""), names) for pid in it["passage_ids"]),
+             "answer_cuis": answers, "negative_cuis": negatives, "no_passage": no_passage}
+            for it, native, pivot, keys, answers, negatives, no_passage in grounded]
     write_parquet(pa.Table.from_pylist(rows, schema=GROUNDED_SCHEMA), Path(out_path))
     return out_path

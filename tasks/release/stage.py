@@ -1,4 +1,5 @@
-"""Stage: assemble the release folder from the allocation, audit it, then publish it.
+"""Stages: write the release folder from the allocation, then (after evaluate) its card,
+then (after audit) publish it: `write_release`, `write_card_stage`, `publish_release`.
 
 Written into a temporary sibling folder `.tmp-<version>-<pid>` and renamed only after the
 audit passes, so a release is never half-written. An existing release is never
@@ -17,19 +18,19 @@ import os
 import shutil
 from collections import Counter
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from common.version import __version__, code_fingerprint, code_version
+from common.version import code_fingerprint, code_version
 from schemas.config import LoadedConfig
-from common.errors import AuditFailedError, ConflictError, InputError, disk_full, is_disk_full
+from schemas.parameters import CardParameters, PublishParameters, WriteParameters
+from common.errors import ConflictError, InputError, disk_full, is_disk_full
 from common.interrupts import removed_if_interrupted
 from common.jsonio import atomic_write, file_digest, read_json_object
 from common.testhooks import hold
-from tasks.audit.stage import audit_release, report_markdown
 from tasks.release.card import write_card
 from tasks.release.croissant import write_croissant
 from tasks.release.hub import cell_splits, has_pivots, split_files, write_split_files
@@ -230,135 +231,190 @@ def evaluation_retrievers(loaded: LoadedConfig, extra: list[str] | None) -> tupl
     return listed + added, specs
 
 
-def assemble_release(loaded: LoadedConfig, inputs: dict[str, Path], vocab: dict, src: dict, alloc: dict,
-                     version: str, release_root: Path, base: Path | None = None, new_languages: list[str] | None = None,
-                     evaluate: list[str] | None = None, work_dir: str | None = None,
-                     existed_at_start: bool | None = None) -> dict:
-    """Write, audit and publish a release. With `base`, only `new_languages` are written from
-    the allocation; every other cell is the base release's, byte for byte. With retrievers
-    (config `evaluation.retrievers`, or `evaluate`), the release is scored before its card,
-    manifest and audit, so evaluation/ is listed, hashed and audited like every file.
+class Draft:
+    """A release being written: `.tmp-<version>-<pid>` beside the final folder, under the
+    version's lock from `write_release` until `publish_release` renamed it into place. The
+    flow holds it open (a context manager) through the release's stages; leaving it on an
+    error removes the folder and the lock, and a full disk becomes the one line saying that
+    nothing was published. `outcome` is set once the release is published, or found
+    published already ("unchanged": the stages after `write_release` then have nothing to do)."""
 
-    `existed_at_start`: whether `release_root/version` existed when the run began (the flow
-    looks before its stages run). A release that appeared since is another run's: a
-    different one is a conflict (ConflictError, exit 3), the same one is "unchanged"."""
-    final = release_root / version
-    if existed_at_start is None:
-        existed_at_start = final.exists()
-    try:
-        if not release_root.exists():  # a folder made for the release is as readable as the release
-            release_root.mkdir(parents=True, exist_ok=True)
-            release_root.chmod(0o755)
-        # interrupted (Ctrl-C, SIGTERM: common/interrupts.py), the build folder and the lock file go
-        with _version_lock(release_root, version) as locked, \
-                removed_if_interrupted(release_root / f".tmp-{version}-{os.getpid()}"), \
-                removed_if_interrupted(release_root / f".{version}.lock"):
+    def __init__(self, release_root: Path, version: str):
+        self.version, self.final = version, release_root / version
+        self.tmp = release_root / f".tmp-{version}-{os.getpid()}"
+        self._stack = ExitStack()
+        self.build_id = ""
+        self.manifest: dict = {}
+        self.report: dict = {}
+        self.counts: dict = {}
+        self.outcome: dict | None = None
+
+    @classmethod
+    def open(cls, release_root: Path, version: str) -> "Draft":
+        draft = cls(release_root, version)
+        with draft.on_error():
+            if not release_root.exists():  # a folder made for the release is as readable as the release
+                release_root.mkdir(parents=True, exist_ok=True)
+                release_root.chmod(0o755)
+            # interrupted (Ctrl-C, SIGTERM: common/interrupts.py), the build folder and the lock file go
+            locked = draft._stack.enter_context(_version_lock(release_root, version))
+            draft._stack.enter_context(removed_if_interrupted(draft.tmp))
+            draft._stack.enter_context(removed_if_interrupted(release_root / f".{version}.lock"))
             _remove_stale(release_root, version, locked)
-            return _write_and_publish(loaded, inputs, vocab, src, alloc, version, release_root, base,
-                                      new_languages, evaluate, work_dir, existed_at_start)
-    except OSError as exc:
-        if is_disk_full(exc):
-            raise disk_full(exc, f"writing release {version} (nothing was published)") from None
-        raise
+            if draft.tmp.exists():
+                shutil.rmtree(draft.tmp)
+            draft.tmp.mkdir()
+        return draft
+
+    @contextmanager
+    def on_error(self) -> Iterator[None]:
+        """Closed (folder and lock gone) if the block raises; a full disk said in one line."""
+        try:
+            yield
+        except BaseException as exc:
+            self.__exit__(type(exc), exc, exc.__traceback__)
+            raise
+
+    def __enter__(self) -> "Draft":
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        """The build folder goes (published, it was renamed away), then the lock."""
+        try:
+            shutil.rmtree(self.tmp, ignore_errors=True)
+        finally:
+            self._stack.close()
+        if exc is not None and is_disk_full(exc):
+            raise disk_full(exc, f"writing release {self.version} (nothing was published)") from None
+
+    @property
+    def done(self) -> bool:
+        return self.outcome is not None
 
 
-def _write_and_publish(loaded: LoadedConfig, inputs: dict[str, Path], vocab: dict, src: dict, alloc: dict,
-                       version: str, release_root: Path, base: Path | None, new_languages: list[str] | None,
-                       evaluate: list[str] | None, work_dir: str | None, existed_at_start: bool) -> dict:
-    cfg = loaded.config
-    retrievers, specs = evaluation_retrievers(loaded, evaluate)
-    final = release_root / version
-    tmp = release_root / f".tmp-{version}-{os.getpid()}"
-    if tmp.exists():
-        shutil.rmtree(tmp)
-    tmp.mkdir()
-    try:
-        config_dump = cfg.model_dump(mode="json") | {"version": version}
-        config_dump["evaluation"]["retrievers"] = retrievers
-        input_hashes = {rel: file_digest(p) for rel, p in sorted(inputs.items())}  # hashed for the cache keys already
-        cv = code_version()
-        # the source fingerprint too: an uncommitted edit must not pass for the published build
-        build_id = hashlib.sha256(json.dumps([config_dump, input_hashes, cv, code_fingerprint()], sort_keys=True).encode()).hexdigest()
-        if final.exists():
-            published = _published(final, build_id)
-            if published is None:
-                if existed_at_start:
-                    raise InputError(final, "a different release with this version exists; releases are never overwritten (use --version)")
-                raise ConflictError(final, "another run published a different release with this version while this one was "
-                                           "building; nothing was overwritten (use --version)")
-            if release_entries(final) != published["files"]:
-                raise InputError(final, "the published release no longer matches its own manifest "
-                                        "(a file changed after publishing); run mmedbench audit on it")
-            shutil.rmtree(tmp)
-            return {"release": str(final), "status": "unchanged", "cells": published["cells"], "audit_passed": True}
-        languages = new_languages if base is not None else cfg.languages
-        item_langs = item_languages(src["shards"])
-        counts = write_cells(alloc["assignments"], src["corpora"], vocab, languages, cfg.splits.dev_fraction, tmp, item_langs)
-        changes = _merge_base(base, tmp, languages, counts) if base is not None else None
-        quotas = {"xqa": cfg.tasks.xqa.quota, "evidence": cfg.tasks.evidence.quota, "cd": cfg.tasks.cd.quota}
-        code_names = read_json_object(Path(vocab["code_names_report"]), "the code-keyed names' report") if vocab.get("code_names_report") else None
-        report = write_build_report(alloc["dropped"], alloc["gates"], counts, quotas, tmp, vocabulary_code_names=code_names)
-        empty = sorted(c for c, v in counts.items() if v["queries"] == 0)
-        if empty and not cfg.allow_empty_cells:
-            task, lang = empty[0].split("/")
-            where = ", ".join(cfg.translation.memory) or str(loaded.path)
-            raise InputError(where, f"cell {empty[0]} is empty: no {task} item or concept can be realized in {lang!r} "
-                             f"(translation-memory miss for every candidate, no native text, no vocabulary atom; "
-                             f"add memory entries or configure an engine)")
-        hold("release:written")  # tests only: stop with the cells written and nothing published
-        for cell in counts:
-            counts[cell]["realization"] = _realization_note(cell, counts, quotas[cell.split("/")[0]])
-        _write_split_files(tmp, counts, carried=set(changes["unchanged_cells"]) if changes else set(), item_langs=item_langs)
-        _add_pivot_counts(tmp, counts)
-        manifest = {
-            "version": version, "build_id": build_id, "code_version": cv, "config": config_dump, "inputs": input_hashes,
-            "languages": {l.code: l.model_dump(mode="json") for l in loaded.languages},
-            "sources_srl": {**(srl := sources_srl(loaded.resolve(cfg.vocabulary.path), vocab["atoms"])),
-                            **{c.sab: c.srl for c in cfg.vocabulary.code_names if c.sab in srl}},
-            "cells": counts, "dropped": report["dropped_by_reason"], "files": {},
+def _build_id(p: WriteParameters) -> str:
+    input_hashes = {rel: file_digest(path) for rel, path in sorted(p.inputs.items())}  # hashed for the cache keys already
+    # the source fingerprint too: an uncommitted edit must not pass for the published build
+    return hashlib.sha256(json.dumps([p.config_dump, input_hashes, code_version(), code_fingerprint()],
+                                     sort_keys=True).encode()).hexdigest()
+
+
+def _already_published(p: WriteParameters, draft: Draft) -> dict | None:
+    """The outcome of a rebuild whose release is published already (None: write it). A
+    different release under this version is an error, never overwritten."""
+    if not draft.final.exists():
+        return None
+    published = _published(draft.final, draft.build_id)
+    if published is None:
+        if p.existed_at_start:
+            raise InputError(draft.final, "a different release with this version exists; releases are never overwritten (use --version)")
+        raise ConflictError(draft.final, "another run published a different release with this version while this one was "
+                                         "building; nothing was overwritten (use --version)")
+    if release_entries(draft.final) != published["files"]:
+        raise InputError(draft.final, "the published release no longer matches its own manifest "
+                                      "(a file changed after publishing); run mmedbench audit on it")
+    return {"release": str(draft.final), "status": "unchanged", "cells": published["cells"], "audit_passed": True}
+
+
+def _check_no_empty_cell(p: WriteParameters, counts: dict) -> None:
+    empty = sorted(c for c, v in counts.items() if v["queries"] == 0)
+    if empty and not p.allow_empty_cells:
+        task, lang = empty[0].split("/")
+        raise InputError(p.empty_cell_blame, f"cell {empty[0]} is empty: no {task} item or concept can be realized in {lang!r} "
+                         f"(translation-memory miss for every candidate, no native text, no vocabulary atom; "
+                         f"add memory entries or configure an engine)")
+
+
+def _write_cells_and_report(p: WriteParameters, draft: Draft, vocab: dict, src: dict, alloc: dict) -> dict | None:
+    """The cells, the build report and the cells' counts; the base release's changes (or None)."""
+    tmp = draft.tmp
+    item_langs = item_languages(src["shards"])
+    counts = write_cells(alloc["assignments"], src["corpora"], vocab, p.languages, p.dev_fraction, tmp, item_langs)
+    changes = _merge_base(p.base, tmp, p.languages, counts) if p.base is not None else None
+    code_names = read_json_object(Path(vocab["code_names_report"]), "the code-keyed names' report") if vocab.get("code_names_report") else None
+    draft.report = write_build_report(alloc["dropped"], alloc["gates"], counts, p.quotas, tmp, vocabulary_code_names=code_names)
+    _check_no_empty_cell(p, counts)
+    hold("release:written")  # tests only: stop with the cells written and nothing published
+    for cell in counts:
+        counts[cell]["realization"] = _realization_note(cell, counts, p.quotas[cell.split("/")[0]])
+    _write_split_files(tmp, counts, carried=set(changes["unchanged_cells"]) if changes else set(), item_langs=item_langs)
+    _add_pivot_counts(tmp, counts)
+    draft.counts = counts
+    return changes
+
+
+def write_release(p: WriteParameters, upstream: dict) -> Draft:
+    """Stage: the release's cells, build report and manifest (its files not yet listed), in
+    a Draft. With `p.base`, only `p.languages` are written from the allocation; every other
+    cell is the base release's, byte for byte.
+
+    `p.existed_at_start`: whether the release existed when the run began (the flow looks
+    before its stages run). A release that appeared since is another run's: a different one
+    is a conflict (ConflictError, exit 3), the same one is "unchanged"."""
+    vocab, src, alloc = upstream["vocabulary"], upstream["sources"], upstream["allocate"]
+    draft = Draft.open(p.release_root, p.version)
+    with draft.on_error():
+        draft.build_id = _build_id(p)
+        draft.outcome = _already_published(p, draft)
+        if draft.done:
+            return draft
+        changes = _write_cells_and_report(p, draft, vocab, src, alloc)
+        draft.manifest = {
+            "version": p.version, "build_id": draft.build_id, "code_version": code_version(), "config": p.config_dump,
+            "inputs": {rel: file_digest(path) for rel, path in sorted(p.inputs.items())},
+            "languages": p.manifest_languages,
+            "sources_srl": {**(srl := sources_srl(p.vocabulary_dir, vocab["atoms"])),
+                            **{sab: level for sab, level in p.code_name_srl.items() if sab in srl}},
+            "cells": draft.counts, "dropped": draft.report["dropped_by_reason"], "files": {},
         }
         if changes is not None:
-            manifest["changes"] = changes
-        if specs:
-            from tasks.evaluation.stage import ReleaseInfo, evaluate_release, pivot_notes
+            draft.manifest["changes"] = changes
+    return draft
 
-            info = ReleaseInfo(version, build_id, list(cfg.languages), sorted(counts), dict(loaded.registry),
-                               pivot_notes(counts))
-            evaluate_release(tmp, specs, tmp / "evaluation", cfg.evaluation.splits, info=info,
-                             cache_dir=Path(work_dir) / "embeddings" if work_dir else None)
-        write_card(manifest, report, tmp)
-        write_croissant(manifest, tmp)  # before the hashing: croissant.json is listed and audited like every file
-        manifest["files"] = file_entries(tmp)
-        with atomic_write(tmp / "manifest.json") as fh:
-            fh.write(json.dumps(manifest, ensure_ascii=False, sort_keys=True, indent=2) + "\n")
-        audit = audit_release(tmp, name=version)
-        with atomic_write(tmp / "audit_report.json") as fh:
-            fh.write(json.dumps(audit.model_dump(mode="json"), ensure_ascii=False, sort_keys=True, indent=2) + "\n")
-        with atomic_write(tmp / "audit_report.md") as fh:
-            fh.write(report_markdown(audit))
-        if not audit.passed:
-            failed = [f"{c.name}: {c.failures[0]}" for c in audit.checks if not c.passed]
-            raise AuditFailedError(final, f"the built release fails its audit ({' | '.join(failed)}); nothing was published")
-        manifest["files"] = release_entries(tmp)  # now with the audit reports' hashes
-        with atomic_write(tmp / "manifest.json") as fh:
-            fh.write(json.dumps(manifest, ensure_ascii=False, sort_keys=True, indent=2) + "\n")
-        make_world_readable(tmp)
-        _sync_tree(tmp)
+
+def _write_manifest(draft: Draft) -> None:
+    with atomic_write(draft.tmp / "manifest.json") as fh:
+        fh.write(json.dumps(draft.manifest, ensure_ascii=False, sort_keys=True, indent=2) + "\n")
+
+
+def write_card_stage(p: CardParameters, upstream: dict) -> None:
+    """Stage: the card, the Croissant metadata and the manifest listing every file so far
+    (after the evaluation: its results are listed, hashed and audited like every file)."""
+    draft: Draft = upstream["write"]
+    if draft.done:
+        return
+    with draft.on_error():
+        write_card(draft.manifest, draft.report, draft.tmp)
+        write_croissant(draft.manifest, draft.tmp)  # before the hashing: croissant.json is listed and audited like every file
+        draft.manifest["files"] = file_entries(draft.tmp)
+        _write_manifest(draft)
+
+
+def publish_release(p: PublishParameters, upstream: dict) -> dict:
+    """Stage: the audited release, its reports listed in the manifest, renamed into place
+    (atomic). Another run's identical release there already is "unchanged"; a different one
+    is a conflict."""
+    draft: Draft = upstream["write"]
+    if draft.done:
+        return draft.outcome
+    with draft.on_error():
+        draft.manifest["files"] = release_entries(draft.tmp)  # now with the audit reports' hashes
+        _write_manifest(draft)
+        make_world_readable(draft.tmp)
+        _sync_tree(draft.tmp)
+        outcome = {"release": str(draft.final), "status": "written", "cells": draft.counts, "audit_passed": True,
+                   "dropped": dict(Counter(draft.report["dropped_by_reason"]))}
         try:
-            tmp.rename(final)  # atomic; fails when another run's release is already there
+            draft.tmp.rename(draft.final)  # atomic; fails when another run's release is already there
         except OSError as exc:
-            if exc.errno not in (errno.ENOTEMPTY, errno.EEXIST) or not final.exists():
+            if exc.errno not in (errno.ENOTEMPTY, errno.EEXIST) or not draft.final.exists():
                 raise
-            if not _same_release(final, build_id, manifest["files"]):
-                raise ConflictError(final, "another run published a different release with this version while this one "
-                                           "was building; nothing was overwritten (use --version)") from None
-            shutil.rmtree(tmp)
-            return {"release": str(final), "status": "unchanged", "cells": counts, "audit_passed": True}
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    return {"release": str(final), "status": "written", "cells": counts, "audit_passed": True,
-            "dropped": dict(Counter(report["dropped_by_reason"]))}
+            if not _same_release(draft.final, draft.build_id, draft.manifest["files"]):
+                raise ConflictError(draft.final, "another run published a different release with this version while this one "
+                                                 "was building; nothing was overwritten (use --version)") from None
+            outcome = {"release": str(draft.final), "status": "unchanged", "cells": draft.counts, "audit_passed": True}
+        draft.outcome = outcome
+    return outcome
 
 
 def _sync_tree(root: Path) -> None:

@@ -15,6 +15,7 @@ import pyarrow.parquet as pq
 
 from common.errors import InputError
 from common.jsonio import atomic_write, dumps, file_digest
+from schemas.drops import drop_counts, drops_from_rows
 from schemas.records import TASKS
 from tasks.allocation.concept_entries import concept_entry, entry_parts
 from tasks.release.hub import PIVOT_QUERIES  # a non-English cell's queries asked in English (BEIR query file)
@@ -218,17 +219,16 @@ def write_build_report(dropped: str, gates: str, counts: dict, quotas: dict[str,
                        vocabulary_code_names: dict | None = None) -> dict:
     """`vocabulary_code_names`: what each code-keyed name list mapped and dropped, by reason
     (umls/code_names.py); in the report only when the build has such lists."""
-    drops = table_rows(pq.read_table(dropped))
-    reasons = Counter(d["reason"].split(" (")[0].split(" of ")[0] for d in drops)
-    gate_counts = {r["id"]: int(r["reason"]) for r in table_rows(pq.read_table(gates))}
+    drops = drops_from_rows(table_rows(pq.read_table(dropped)))
+    gate_counts = {r["gate"]: r["rejections"] for r in table_rows(pq.read_table(gates))}
     short = {}
     for cell, c in counts.items():
         quota = quotas[cell.split("/")[0]]
         if c["queries"] < quota:
             short[cell] = f"{c['queries']}/{quota}: sources, translation memory or concepts ran out (see dropped)"
     report = {
-        "dropped": drops,
-        "dropped_by_reason": dict(sorted(reasons.items())),
+        "dropped": [d.report_row() for d in drops],
+        "dropped_by_reason": drop_counts(drops),
         "gate_rejections": gate_counts,
         "cells_short_of_quota": short,
     }

@@ -86,7 +86,8 @@ def test_empty_query_names_line_and_field(tmp_path, build_in_process):
     bad.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in src))
     cfg = _config(tmp_path, **{f'"{ROOT}/sources/sample/xqa.jsonl"': f'"{bad}"'})
     result = build_in_process(str(cfg))
-    assert result["error"].startswith(f"{bad}:3: field 'text'")
+    assert isinstance(result, InputError) and result.exit_code == 2
+    assert str(result).startswith(f"{bad}:3: field 'text'")
     assert not (tmp_path / "releases").exists() or list((tmp_path / "releases").iterdir()) == []
 
 
@@ -100,7 +101,7 @@ def test_unknown_language_in_a_source(tmp_path, build_in_process):
     bad.write_text("\n".join(src) + "\n")
     cfg = _config(tmp_path, **{f'"{ROOT}/sources/sample/evidence.jsonl"': f'"{bad}"'})
     result = build_in_process(str(cfg))
-    assert result["error"].startswith(f"{bad}:1: field 'lang'") and "'de'" in result["error"]
+    assert str(result).startswith(f"{bad}:1: field 'lang'") and "'de'" in str(result)
 
 
 @pytest.mark.slow
@@ -108,7 +109,7 @@ def test_translation_memory_miss_leaves_a_cell_empty(tmp_path, build_in_process)
     """Without the Russian term memory no cd/ru query can be made: the build says so."""
     cfg = _config(tmp_path, **{f'  "{ROOT}/sources/sample/tm_terms.jsonl",\n': ""})
     result = build_in_process(str(cfg))
-    assert "cell cd/ru is empty" in result["error"] and "translation-memory miss" in result["error"]
+    assert "cell cd/ru is empty" in str(result) and "translation-memory miss" in str(result)
     assert not (tmp_path / "releases").exists() or [p for p in (tmp_path / "releases").iterdir()] == []
 
 

@@ -59,9 +59,12 @@ def test_a_stage_that_fills_the_disk_reports_one_line(tmp_path, monkeypatch):
 
     monkeypatch.setattr(cp.pq, "write_table", _full_disk_after(10))
     sources = [{"format": "sample-jsonl", "path": str(ROOT / "sources" / "sample" / "xqa.jsonl"), "options": {}}]
-    result = pt.load_sources.fn(sources=sources, background=[], languages=["en", "zh", "ja", "fr", "ru", "es"],
-                                shard_size=2000, work_dir=str(tmp_path / "work"))
-    message = result[pt.INPUT_ERROR]
+    from schemas.parameters import SourcesParameters
+
+    params = SourcesParameters(sources=sources, background=[], languages=["en", "zh", "ja", "fr", "ru", "es"], shard_size=2000)
+    result = pt.load_sources.fn(params=params, work_dir=str(tmp_path / "work"))
+    assert isinstance(result, InputError) and result.exit_code == EXIT_INPUT
+    message = str(result)
     assert "disk full (No space left on device) while writing the load_sources stage's results" in message
     assert "\n" not in message
     assert not list((tmp_path / "work").rglob("*.tmp")) and not list((tmp_path / "work").rglob("_complete.json"))
@@ -84,9 +87,9 @@ def test_disk_full_while_writing_a_release(sample_build, tmp_path, monkeypatch, 
     releases = tmp_path / "releases"
     # the sample build's work dir: every stage is cached, only the release is written
     result = build_release_flow(str(SAMPLE_CONFIG), release_dir=str(releases), work_dir=str(sample_build["base"] / "work"))
-    assert result["exit_code"] == EXIT_INPUT, result
-    assert "disk full (No space left on device) while writing release 0.1.0 (nothing was published)" in result["error"]
-    assert "\n" not in result["error"]
+    assert isinstance(result, InputError) and result.exit_code == EXIT_INPUT, result
+    assert "disk full (No space left on device) while writing release 0.1.0 (nothing was published)" in str(result)
+    assert "\n" not in str(result)
     assert list(releases.iterdir()) == []  # no release, no .tmp-0.1.0-<pid>, no lock
 
 

@@ -82,7 +82,7 @@ def test_existing_release_is_never_overwritten(sample_build, tmp_path):
     target.mkdir(parents=True)
     (target / "manifest.json").write_text("{}")
     result = build_release_flow(str(SAMPLE_CONFIG), release_dir=str(tmp_path / "releases"), work_dir=str(sample_build["base"] / "work"))
-    assert "never overwritten" in result["error"]
+    assert "never overwritten" in str(result) and result.exit_code == 2
     assert (target / "manifest.json").read_text() == "{}"
     assert [p.name for p in (tmp_path / "releases").iterdir()] == [release.name]
 
@@ -99,6 +99,6 @@ def test_rebuild_refuses_a_published_release_changed_after_publishing(sample_bui
     queries = copy / "xqa" / "en" / "queries.jsonl"
     queries.write_text(queries.read_text() + "\n")
     result = build_release_flow(str(SAMPLE_CONFIG), release_dir=str(tmp_path / "releases"), work_dir=str(sample_build["base"] / "work"))
-    assert "no longer matches its own manifest" in result["error"]
+    assert "no longer matches its own manifest" in str(result) and result.exit_code == 2
     assert queries.read_text().endswith("\n\n")
     assert [p.name for p in (tmp_path / "releases").iterdir()] == [copy.name]

@@ -12,6 +12,7 @@ import pytest
 
 from common.errors import InputError
 from schemas.config import load_config
+from schemas.parameters import GroundingParameters
 from tasks.grounding import stage
 from tests.conftest import ROOT, SAMPLE_CONFIG
 
@@ -42,9 +43,9 @@ def _ground_all(sample, dest: Path) -> dict[str, str]:
     for shard, native in zip(s["src"]["shards"], s["src"]["shard_langs"]):
         needed = sorted(set(native) | {"en"})
         vocab = {"concepts": s["vocab"]["concepts"], "atoms_by_lang": {c: s["vocab"]["atoms_by_lang"][c] for c in needed}}
-        path = stage.ground_shard(shard, s["src"]["corpora"], vocab, {c: s["langs"][c] for c in needed}, g.key_groups,
-                                  g.min_score, g.quickumls_threshold, g.quickumls_window, s["cache"],
-                                  str(dest / Path(shard).name))
+        params = GroundingParameters.of({c: s["langs"][c] for c in needed}, g.key_groups, g.min_score,
+                                        g.quickumls_threshold, g.quickumls_window)
+        path = stage.ground_shard(shard, s["src"]["corpora"], vocab, params, s["cache"], str(dest / Path(shard).name))
         hashes[Path(path).name] = hashlib.sha256(Path(path).read_bytes()).hexdigest()
     return hashes
 
@@ -210,7 +211,9 @@ def test_by_default_a_small_shard_is_grounded_in_process(sample, monkeypatch):
     real = stage._pool_ground
     monkeypatch.setattr(stage, "_pool_ground", lambda *a: forks.append(a[2]) or real(*a))
     monkeypatch.delenv(stage.WORKERS_ENV, raising=False)
-    monkeypatch.setattr(stage, "ground_workers", lambda: 2)
+    from tasks.grounding import isolated as placement
+
+    monkeypatch.setattr(placement, "ground_workers", lambda: 2)
     s, g = sample, sample["g"]
     vocab = {"concepts": s["vocab"]["concepts"], "atoms_by_lang": {"en": s["vocab"]["atoms_by_lang"]["en"]}}
     small = [("en", f"Case {i}: pneumonia with sepsis.") for i in range(511)]
@@ -374,11 +377,14 @@ def test_an_index_build_frees_its_terms_before_writing_the_index(sample, tmp_pat
 
 
 def test_a_large_vocabulary_is_grounded_in_a_process_of_its_own(sample, monkeypatch, tmp_path):
-    """At scale the ground task grounds in flows.prefect_tasks.GROUNDING_PROCESS, which exits
-    (its grounders' memory with it) when the flow releases the grounders; same bytes."""
+    """At scale the ground task grounds in tasks.grounding.isolated.GROUNDING_PROCESS, which
+    exits (its grounders' memory with it) when the flow releases the grounders; same bytes."""
     import os
 
     from flows import prefect_tasks as pt
+    from schemas.config import Language
+    from schemas.parameters import GroundingParameters
+    from tasks.grounding import isolated as placement
 
     s, g = sample, sample["g"]
     shard, native = s["src"]["shards"][0], s["src"]["shard_langs"][0]
@@ -387,29 +393,30 @@ def test_a_large_vocabulary_is_grounded_in_a_process_of_its_own(sample, monkeypa
     paths = sorted(vocab["atoms_by_lang"].values())
     atoms = sum(pq.ParquetFile(p).metadata.num_rows for p in paths)
     monkeypatch.setenv(stage.WORKERS_ENV, "2")
-    monkeypatch.setattr(pt, "ISOLATE_GROUNDING_ATOMS", atoms + 1)
-    assert not pt.isolate_grounding(paths)
-    monkeypatch.setattr(pt, "ISOLATE_GROUNDING_ATOMS", atoms)
-    assert pt.isolate_grounding(paths)
+    monkeypatch.setattr(placement, "ISOLATE_GROUNDING_ATOMS", atoms + 1)
+    assert not placement.isolate_grounding(paths)
+    monkeypatch.setattr(placement, "ISOLATE_GROUNDING_ATOMS", atoms)
+    assert placement.isolate_grounding(paths)
     monkeypatch.setenv(stage.WORKERS_ENV, "1")  # one process asked for: no second one either
-    assert not pt.isolate_grounding(paths)
+    assert not placement.isolate_grounding(paths)
     monkeypatch.setenv(stage.WORKERS_ENV, "2")
 
-    params = dict(shard=shard, corpus=s["src"]["corpora"], vocab=vocab, languages={c: s["langs"][c] for c in needed},
-                  key_groups=g.key_groups, min_score=g.min_score, threshold=g.quickumls_threshold,
-                  window=g.quickumls_window, work_dir=str(tmp_path / "work"))
-    assert pt.GROUNDING_PROCESS.pid() is None
+    languages = {c: s["langs"][c] for c in needed}
+    params = GroundingParameters(languages={c: Language.model_validate(v) for c, v in languages.items()},
+                                 key_groups=g.key_groups, min_score=g.min_score, threshold=g.quickumls_threshold,
+                                 window=g.quickumls_window)
+    assert placement.GROUNDING_PROCESS.pid() is None
     try:
-        there = Path(pt.ground_shard.fn(**params))
-        pid = pt.GROUNDING_PROCESS.pid()
+        there = Path(pt.ground_shard.fn(shard=shard, corpus=s["src"]["corpora"], vocab=vocab, params=params,
+                                        work_dir=str(tmp_path / "work")))
+        pid = placement.GROUNDING_PROCESS.pid()
         assert pid is not None and pid != os.getpid()
     finally:
-        pt.release_grounders()
-    assert pt.GROUNDING_PROCESS.pid() is None
+        placement.release_grounders()
+    assert placement.GROUNDING_PROCESS.pid() is None
     with pytest.raises(ProcessLookupError):  # exited and reaped
         os.kill(pid, 0)
-    here = stage.ground_shard(shard, s["src"]["corpora"], vocab, params["languages"], g.key_groups, g.min_score,
-                              g.quickumls_threshold, g.quickumls_window, s["cache"], str(tmp_path / "here.parquet"))
+    here = stage.ground_shard(shard, s["src"]["corpora"], vocab, params, s["cache"], str(tmp_path / "here.parquet"))
     assert there.read_bytes() == Path(here).read_bytes()
     assert pq.read_table(there).num_rows == pq.read_table(shard).num_rows > 0
 
