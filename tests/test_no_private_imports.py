@@ -12,16 +12,6 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("tasks", "flows", "umls", "common", "schemas", "mmedbench")
 
-# Private names still reached for in files another branch is rewriting (the flow's branch
-# owns tasks/grounding/stage.py and flows/*). Each entry must still occur: once its line is
-# gone, the entry goes too (the test fails on an entry nothing uses).
-PENDING_ELSEWHERE = {
-    ("tasks/grounding/stage.py", "tasks.grounding.quickumls_index._stopwords"),
-    ("tasks/grounding/stage.py", "tasks.grounding.matchers._SUDACHI_LOCK"),
-    ("flows/add_language.py", "flows.build_release._StageInputError"),
-}
-
-
 def _private(name: str) -> bool:
     return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
 
@@ -100,10 +90,7 @@ def _all_uses(files: list[tuple[Path, str, str]]) -> set[tuple[str, str]]:
 
 def test_no_module_reaches_into_another_modules_private_names(files=None):
     uses = _all_uses(files if files is not None else _project_files())
-    new = sorted(uses - PENDING_ELSEWHERE)
-    assert new == [], f"private names used across modules (make them public where they belong): {new}"
-    stale = sorted(PENDING_ELSEWHERE - uses)
-    assert stale == [], f"no longer used, drop from PENDING_ELSEWHERE: {stale}"
+    assert sorted(uses) == [], f"private names used across modules (make them public where they belong): {sorted(uses)}"
 
 
 @pytest.mark.parametrize("source, expected", [
@@ -136,12 +123,7 @@ def test_the_whole_tree_check_fails_on_a_crafted_module(tmp_path):
     crafted = tmp_path / "crafted.py"
     crafted.write_text("from tasks.grounding.runtime import _sudachi\n", encoding="utf-8")
     files = _project_files() + [(crafted, "common.crafted", "common/crafted.py")]
-    assert _all_uses(files) - PENDING_ELSEWHERE == {("common/crafted.py", "tasks.grounding.runtime._sudachi")}
+    assert _all_uses(files) == {("common/crafted.py", "tasks.grounding.runtime._sudachi")}
     with pytest.raises(AssertionError, match="private names used across modules"):
         test_no_module_reaches_into_another_modules_private_names(files)
 
-
-def test_a_pending_entry_nothing_uses_any_more_fails():
-    files = [f for f in _project_files() if f[2] != "flows/add_language.py"]
-    with pytest.raises(AssertionError, match="drop from PENDING_ELSEWHERE"):
-        test_no_module_reaches_into_another_modules_private_names(files)

@@ -29,7 +29,7 @@ from common.errors import InputError
 from common.jsonio import atomic_write
 from schemas.config import Language, load_registry
 from schemas.parameters import EvaluationParameters
-from schemas.records import TASKS, TIERS
+from schemas.records import SPLITS, TASKS, TIERS
 from schemas.results import (METRICS, CellResult, Comparison, EvaluationResults, GapMean, Interval, MacroAverage, Metrics,
                              PivotGap, Retriever, Statistics, TierResult)
 from tasks.audit.verify import verify_release
@@ -356,7 +356,7 @@ def evaluate_release(root: Path, retrievers: list[str] | list[RetrieverSpec], ou
     info = info or release_info(root)
     splits = list(dict.fromkeys(splits))
     for s in splits:
-        if s not in ("test", "dev"):
+        if s not in SPLITS:
             raise InputError("--split", f"unknown split {s!r} (expected test or dev)")
     specs = [r if isinstance(r, RetrieverSpec) else None for r in retrievers]
     if None in specs:

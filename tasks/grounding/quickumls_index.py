@@ -18,15 +18,10 @@ from tasks.grounding.normalize import NORM_VERSION, is_acronym
 from tasks.grounding.params import quickumls_language
 from tasks.grounding.runtime import gc_paused
 from tasks.grounding.spans import Term
-from tasks.grounding.stopwords import language_stopwords
 
 
 _LOCK = threading.Lock()
 
-
-# the name tasks/grounding/stage.py imports (a file of the flow's branch): the public one is
-# tasks.grounding.stopwords.language_stopwords
-_stopwords = language_stopwords
 
 
 def index_entries(terms: list[Term], folded: list[str]) -> list[tuple[str, str, int]]:

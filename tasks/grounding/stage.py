@@ -40,7 +40,8 @@ from common.text import normalize
 from tasks.grounding.grounder import Grounder
 from tasks.grounding.normalize import fold_term
 from tasks.grounding.params import params_for
-from tasks.grounding.quickumls_index import (_stopwords, index_built, index_dir, lock_ahead, quickumls_index,
+from tasks.grounding.stopwords import language_stopwords
+from tasks.grounding.quickumls_index import (index_built, index_dir, lock_ahead, quickumls_index,
                                              wait_for_index)
 from common.parquet import pylist, rows as table_rows, write_parquet
 from common.workers import fork_pool, forked_child, reset_signals
@@ -302,10 +303,7 @@ def _worker_init() -> None:
     """In a forked worker: nothing the parent's other threads held at the fork may block here,
     and no file handle is shared with the parent (unqlite reads with lseek + read, and two
     processes moving one file offset would read each other's pages)."""
-    from tasks.grounding import matchers
-
-    forked_child()
-    matchers._SUDACHI_LOCK = threading.Lock()
+    forked_child()  # the tokenizer and analyzer locks are renewed by tasks.grounding.runtime's own fork hook
     for grounder in _FORKED:
         if grounder.fuzzy is not None:
             grounder.fuzzy.reopen()
@@ -474,7 +472,7 @@ def _stopwords_of(vocab: dict, languages: dict[str, dict], code: str, cache_root
     if lang.grounder == "dictionary":
         return set()
     latin = "Latin" in lang.scripts
-    return {fold_term(w, latin) for w in _stopwords(lang)}
+    return {fold_term(w, latin) for w in language_stopwords(lang)}
 
 
 def _passages(items: list[dict], corpus: dict[str, str]) -> dict[str, str]:

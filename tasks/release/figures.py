@@ -10,6 +10,7 @@ import io
 from pathlib import Path
 
 from common.jsonio import atomic_write
+from schemas.records import TIERS
 
 DPI = 100
 PROVENANCE_COLOURS = {
@@ -79,7 +80,7 @@ def provenance_figure(cells: dict[str, dict], path: Path) -> None:
 
 def tiers_figure(similarities: dict[str, list[float]], path: Path) -> None:
     """Target-distractor title similarity (character-trigram Jaccard) per tier: a box per tier, mean marked."""
-    tiers = [t for t in ("easy", "medium", "hard") if similarities.get(t)]
+    tiers = [t for t in TIERS if similarities.get(t)]
     fig = _figure(6, 3.2)
     ax = fig.add_subplot()
     if tiers:

@@ -16,15 +16,13 @@ import pyarrow.parquet as pq
 from common.errors import InputError
 from common.jsonio import atomic_write, dumps, file_digest
 from schemas.drops import drop_counts, drops_from_rows
-from schemas.records import TASKS
+from schemas.records import CONFUSION_SET_ARROW, DOCUMENT_ARROW, QUERY_ARROW, TASKS
 from tasks.allocation.concept_entries import concept_entry, entry_parts
 from tasks.release.hub import PIVOT_QUERIES  # a non-English cell's queries asked in English (BEIR query file)
 from common.parquet import rows as table_rows, write_parquet
 
 UNHASHED = {"manifest.json", "audit_report.json", "audit_report.md"}
 PIVOT_QRELS = "pivot-qrels"  # their qrels per split: BEIR's GenericDataLoader(cell, prefix="pivot")
-QUERY_COLUMNS = pa.schema([("_id", pa.string()), ("text", pa.string()), ("lang", pa.string()), ("cuis", pa.list_(pa.string())),
-                           ("pivot_text", pa.string()), ("provenance", pa.string()), ("split", pa.string())])
 
 
 def split_of(item_id: str, dev_fraction: float) -> str:
@@ -87,8 +85,8 @@ def write_cells(assignments: str, corpora: dict[str, str], vocab: dict[str, str]
             _write_qrels(d / "qrels" / "test.tsv", [q for q in qrels if split[q[0]] == "test"])
             if dev_fraction > 0:
                 _write_qrels(d / "qrels" / "dev.tsv", [q for q in qrels if split[q[0]] == "dev"])
-            write_parquet(pa.Table.from_pylist(docs, schema=pa.schema([("_id", pa.string()), ("title", pa.string()), ("text", pa.string())])), d / "corpus.parquet")
-            write_parquet(pa.Table.from_pylist(queries, schema=QUERY_COLUMNS), d / "queries.parquet")
+            write_parquet(pa.Table.from_pylist(docs, schema=DOCUMENT_ARROW), d / "corpus.parquet")
+            write_parquet(pa.Table.from_pylist(queries, schema=QUERY_ARROW), d / "queries.parquet")
             write_parquet(pa.table({"query-id": [q[0] for q in qrels], "corpus-id": [q[1] for q in qrels],
                                     "score": pa.array([q[2] for q in qrels], pa.int32()),
                                     "split": [split[q[0]] for q in qrels]}), d / "qrels.parquet")
@@ -167,7 +165,7 @@ def write_pivot_files(cell_dir: Path, task: str, lang: str, item_langs: dict[str
     if not rows:
         return 0
     _write_jsonl(cell_dir / PIVOT_QUERIES, rows)
-    write_parquet(pa.Table.from_pylist(rows, schema=QUERY_COLUMNS), cell_dir / PIVOT_QUERIES.replace(".jsonl", ".parquet"))
+    write_parquet(pa.Table.from_pylist(rows, schema=QUERY_ARROW), cell_dir / PIVOT_QUERIES.replace(".jsonl", ".parquet"))
     ids = {r["_id"] for r in rows}
     for path in sorted((cell_dir / "qrels").glob("*.tsv")):
         _write_qrels(cell_dir / PIVOT_QRELS / path.name, [(q, d, int(s)) for q, d, s in _read_qrels(path) if q in ids])
@@ -210,9 +208,7 @@ def _item_documents(task: str, rows: list[dict], passages: list[dict], entries: 
 def write_confusion_sets(rows: list[dict], cd_dir: Path) -> None:
     rows = sorted(rows, key=lambda r: r["set_id"])
     _write_jsonl(cd_dir / "confusion_sets.jsonl", rows)
-    write_parquet(pa.Table.from_pylist(rows, schema=pa.schema([
-        ("set_id", pa.string()), ("lang", pa.string()), ("tier", pa.string()), ("target_cui", pa.string()),
-        ("distractor_cuis", pa.list_(pa.string()))])), cd_dir / "confusion_sets.parquet")
+    write_parquet(pa.Table.from_pylist(rows, schema=CONFUSION_SET_ARROW), cd_dir / "confusion_sets.parquet")
 
 
 def write_build_report(dropped: str, gates: str, counts: dict, quotas: dict[str, int], out_dir: Path,

@@ -269,12 +269,12 @@ def _tamper_pivots(release: Path, cell: str, edit) -> None:
     import pyarrow as pa
 
     from common.parquet import write_parquet
-    from tasks.release.writers import QUERY_COLUMNS
+    from schemas.records import QUERY_ARROW
 
     p = release / cell / "pivot-queries.jsonl"
     rows = edit(_rows(p))
     _write_rows(p, rows)
-    write_parquet(pa.Table.from_pylist(rows, schema=QUERY_COLUMNS), p.with_suffix(".parquet"))
+    write_parquet(pa.Table.from_pylist(rows, schema=QUERY_ARROW), p.with_suffix(".parquet"))
     _resign(release, derive_pivots=False)
 
 
