@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Mapping
+from itertools import repeat
 from pathlib import Path
 
 import numpy as np
@@ -297,7 +298,7 @@ def allocate_cells(item_shards: list[str], grounded: list[str], realized: list[s
     excluded = frozenset(alloc.owner) if overlap_scope == "all" else frozenset()
     # computed as the allocator reads them: it stops once the cells are full
     sets_by_tier = lazy_candidates(concepts, hierarchy, distractors, seed, targets, lexicon,
-                                   one_tier_per_target=True, excluded=excluded)
+                                   one_tier_per_target=True, excluded=excluded, names_in=realizer.names, languages=tuple(order))
     def shares_a_word(cand, real) -> bool:
         """Does the query share any word with its target's entry (the query withheld)?"""
         entry = concept_entry(entries[cand.target_cui], withheld=real.text)
@@ -307,7 +308,8 @@ def allocate_cells(item_shards: list[str], grounded: list[str], realized: list[s
     # processes forked now (sharing the lexicon and hierarchy copy-on-write); the same lists,
     # in the same order, as in-process
     with computed_on(sets_by_tier, set_workers()):
-        chosen = alloc.allocate_confusion_sets(sets_by_tier, realizer, ["easy", "medium", "hard"], stratum=shares_a_word)
+        chosen = alloc.allocate_confusion_sets(sets_by_tier, realizer, ["easy", "medium", "hard"], stratum=shares_a_word,
+                                               nameable={l: sum(map(realizer.can_name, targets, repeat(l))) for l in order})
     for k, v in realizer.rejections.items():
         gate_rejections[k] += v
 
