@@ -30,7 +30,7 @@ from common.interrupts import removed_if_interrupted
 from common.jsonio import atomic_write, file_digest, read_json_object
 from common.testhooks import hold
 from tasks.audit.stage import audit_release, report_markdown
-from tasks.release.card import write_card
+from tasks.release.card import source_items_by_cell, write_card
 from tasks.release.croissant import write_croissant
 from tasks.release.hub import cell_splits, has_pivots, split_files, write_split_files
 from tasks.release.writers import (file_entries, item_languages, pivot_count, write_build_report, write_cells,
@@ -326,7 +326,7 @@ def _write_and_publish(loaded: LoadedConfig, inputs: dict[str, Path], vocab: dic
                                pivot_notes(counts))
             evaluate_release(tmp, specs, tmp / "evaluation", cfg.evaluation.splits, info=info,
                              cache_dir=Path(work_dir) / "embeddings" if work_dir else None)
-        write_card(manifest, report, tmp)
+        write_card(manifest, report, tmp, source_items_by_cell(src["shards"]))
         write_croissant(manifest, tmp)  # before the hashing: croissant.json is listed and audited like every file
         manifest["files"] = file_entries(tmp)
         with atomic_write(tmp / "manifest.json") as fh:
