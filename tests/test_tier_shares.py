@@ -73,6 +73,7 @@ def test_constrained_languages_choose_first():
     assert constrained_first(["en", "zh", "ja", "fr", "ru", "es"], {"en": 90, "zh": 50, "ja": 50, "fr": 60, "ru": 10, "es": 60}) == [
         "ru", "zh", "ja", "fr", "es", "en"]
     assert constrained_first(["en", "fr"], {}) == ["en", "fr"]  # ties keep the build's order
+    assert constrained_first(["en", "fr"], {"en": 1}) == ["fr", "en"]  # a language not counted can name nothing
     # one pool of 3 sets, quota 3 in two languages: the language that can name fewer targets
     # (ru) takes them all when it chooses first, none when it comes second
     for nameable, ru_sets in ((None, 0), ({"en": 3, "ru": 1}, 3)):
