@@ -69,14 +69,18 @@ def test_the_shortfall_keeps_the_tier_stratum_share():
     assert sum(c in true_side for c in easy) == 3
 
 
-def test_constrained_languages_choose_first():
-    assert constrained_first(["en", "zh", "ja", "fr", "ru", "es"], {"en": 90, "zh": 50, "ja": 50, "fr": 60, "ru": 10, "es": 60}) == [
-        "ru", "zh", "ja", "fr", "es", "en"]
-    assert constrained_first(["en", "fr"], {}) == ["en", "fr"]  # ties keep the build's order
-    assert constrained_first(["en", "fr"], {"en": 1}) == ["fr", "en"]  # a language not counted can name nothing
-    # one pool of 3 sets, quota 3 in two languages: the language that can name fewer targets
-    # (ru) takes them all when it chooses first, none when it comes second
-    for nameable, ru_sets in ((None, 0), ({"en": 3, "ru": 1}, 3)):
+def test_languages_short_of_targets_choose_first():
+    langs = ["en", "zh", "ja", "fr", "ru", "es"]
+    quotas = {l: 10 for l in langs}  # enough: 12 x 10 = 120 nameable targets
+    nameable = {"en": 900, "zh": 500, "ja": 119, "fr": 600, "ru": 14, "es": 120}
+    # the short ones (ru, then ja) first, fewest first; the others keep the build's order
+    assert constrained_first(langs, nameable, quotas) == ["ru", "ja", "en", "zh", "fr", "es"]
+    assert constrained_first(["en", "fr"], {}, {}) == ["en", "fr"]  # no quota: nobody is short
+    assert constrained_first(["en", "fr"], {"en": 1}, {"en": 1, "fr": 1}) == ["fr", "en"]  # uncounted: names nothing
+    assert constrained_first(["en", "fr", "ru"], {"en": 1, "fr": 1}, {"en": 1, "fr": 1, "ru": 1}) == ["ru", "en", "fr"]
+    # one pool of 3 sets, quota 3 in two languages: Russian, short of targets, takes them all
+    # when it chooses first, none when it comes second
+    for nameable, ru_sets in ((None, 0), ({"en": 40, "ru": 3}, 3)):
         alloc = Allocator({("cd", "en"): 3, ("cd", "ru"): 3}, ["en", "ru"], {"en": 5, "ru": 5}, 0.7, 128, 5)
         chosen = alloc.allocate_confusion_sets({"easy": _sets(3, "easy")}, _realize, ["easy"], nameable=nameable)
         assert sum(1 for a, _ in chosen if a.lang == "ru") == ru_sets

@@ -48,9 +48,19 @@ def seeded_order(seed: int, key: str) -> str:
     return hashlib.sha256(f"{seed}:{key}".encode()).hexdigest()
 
 
-def constrained_first(languages: list[str], nameable: dict[str, int]) -> list[str]:
-    """The languages by how many concepts each can name, fewest first; ties keep the build's order."""
-    return sorted(languages, key=lambda l: (nameable.get(l, 0), languages.index(l)))
+ENOUGH_TARGETS = 12  # per quota slot: what cd_targets draws per language under overlap "all"
+
+
+def constrained_first(languages: list[str], nameable: dict[str, int], quotas: dict[str, int]) -> list[str]:
+    """The languages that can name fewer than ENOUGH_TARGETS x quota of the drawn targets
+    first, fewest first; then the others in the build's order. Only the short ones move:
+    English last took the concepts no other language names (HPO phenotypes asked by their
+    definitions), and its dense easy tier fell from 1.000 to 0.929."""
+    def key(l: str):
+        n = nameable.get(l, 0)
+        return (0, n, languages.index(l)) if n < ENOUGH_TARGETS * quotas.get(l, 0) else (1, 0, languages.index(l))
+
+    return sorted(languages, key=key)
 
 
 class Allocator:
@@ -228,14 +238,15 @@ class Allocator:
         decides more than the distractors do, and tiers that drew different shares of such
         targets by chance differ by that chance, not by their distractors.
 
-        With `nameable` (per language, how many of the drawn targets it can name), the
-        languages choose in that order, fewest first, as items go most constrained first:
-        every concept in any role belongs to one cell, and at the paper's quotas the
-        languages choosing first took the few concepts Russian can name (cd/ru 25 of 830).
+        With `nameable` (per language, how many of the drawn targets it can name), a language
+        short of targets chooses first (`constrained_first`), as items go most constrained
+        first: every concept in any role belongs to one cell, and the languages choosing
+        first took the few concepts Russian can name (cd/ru 25 of 830 at the paper's quota).
         """
         chosen = []
         used_targets: set[str] = set()
-        order = self.languages if nameable is None else constrained_first(self.languages, nameable)
+        order = self.languages if nameable is None else constrained_first(
+            self.languages, nameable, {l: self.quotas.get(("cd", l), 0) for l in self.languages})
         for lang in order:
             def passed_over(cui: str, lang: str = lang) -> bool:
                 """`_viable_set` is None for any set of this target, whatever its distractors:
