@@ -78,6 +78,7 @@ def test_languages_short_of_targets_choose_first():
     assert constrained_first(["en", "fr"], {}, {}) == ["en", "fr"]  # no quota: nobody is short
     assert constrained_first(["en", "fr"], {"en": 1}, {"en": 1, "fr": 1}) == ["fr", "en"]  # uncounted: names nothing
     assert constrained_first(["en", "fr", "ru"], {"en": 1, "fr": 1}, {"en": 1, "fr": 1, "ru": 1}) == ["ru", "en", "fr"]
+    assert constrained_first(["en", "fr"], {"en": 50, "fr": 5}, {"en": 1}) == ["en", "fr"]  # no cd quota: never short
     # one pool of 3 sets, quota 3 in two languages: Russian, short of targets, takes them all
     # when it chooses first, none when it comes second
     for nameable, ru_sets in ((None, 0), ({"en": 40, "ru": 3}, 3)):
