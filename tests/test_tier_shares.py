@@ -108,3 +108,20 @@ def test_language_names_drop_the_languages_stop_words_and_add_the_english_names(
     # English sets read the English names only (as without languages)
     assert LanguageNames("en", lambda cui, lang: ["never asked"], english, frozenset()).get("C1") == ["Marfan syndrome"]
 
+
+
+def test_a_shortfall_of_one_set_is_filled():
+    # quota 7: shares 3 / 2 / 2; hard holds 1, so the cell is one set short after the shares
+    alloc = Allocator({("cd", "en"): 7}, ["en"], {"en": 5}, 0.7, 128, 5)
+    pools = {"easy": _sets(9, "easy"), "medium": _sets(2, "medium"), "hard": _sets(1, "hard")}
+    chosen = alloc.allocate_confusion_sets(pools, _realize, ["easy", "medium", "hard"])
+    assert _per_tier(chosen, "en") == {"easy": 4, "medium": 2, "hard": 1}
+
+
+def test_a_tier_whose_stratum_runs_out_fills_from_the_other():
+    # easy's sets all share a word with their entry, hard's none: the probe sees half and half,
+    # so easy wants 1 of its 2 in the True stratum; having no False set, it takes a second True one
+    alloc = Allocator({("cd", "en"): 4}, ["en"], {"en": 5}, 0.7, 128, 5)
+    pools = {"easy": _sets(4, "easy"), "hard": _sets(4, "hard")}
+    chosen = alloc.allocate_confusion_sets(pools, _realize, ["easy", "hard"], stratum=lambda c, r: c.tier == "easy")
+    assert [c.target_cui for _, c in chosen] == [s.target_cui for s in pools["easy"][:2] + pools["hard"][:2]]
