@@ -54,6 +54,21 @@ def seeded_order(seed: int, key: str) -> str:
     return hashlib.sha256(f"{seed}:{key}".encode()).hexdigest()
 
 
+ENOUGH_TARGETS = 12  # per quota slot: what cd_targets draws per language under overlap "all"
+
+
+def constrained_first(languages: list[str], nameable: dict[str, int], quotas: dict[str, int]) -> list[str]:
+    """The languages that can name fewer than ENOUGH_TARGETS x quota of the drawn targets
+    first, fewest first; then the others in the build's order. Only the short ones move:
+    English last took the concepts no other language names (HPO phenotypes asked by their
+    definitions), and its dense easy tier fell from 1.000 to 0.929."""
+    def key(l: str):
+        n = nameable.get(l, 0)
+        return (0, n, languages.index(l)) if n < ENOUGH_TARGETS * quotas.get(l, 0) else (1, 0, languages.index(l))
+
+    return sorted(languages, key=key)
+
+
 class Allocator:
     def __init__(self, quotas: dict[tuple[str, str], int], languages: list[str], shingle_n: dict[str, int],
                  threshold: float, num_perm: int, seed: int, overlap_scope: str = "all"):
@@ -196,8 +211,41 @@ class Allocator:
         used_targets.add(cand.target_cui)
         return a
 
-    def allocate_confusion_sets(self, sets_by_tier: dict[str, list], realize, tiers: list[str], stratum=None) -> list:
-        """Pick cd sets per language, an equal share per tier, targets unowned and unique.
+    def _fill_tier(self, candidates, lang: str, n: int, want_true: int | None, got: dict[bool, int], stratum, realize,
+                   used_targets: set[str], chosen: list) -> None:
+        """Place this tier's candidates in `lang`'s cell until it holds `n` of them (`got`
+        counts them by stratum), `want_true` of them in the True stratum where there are
+        enough (the other stratum fills the rest once the tier's list is read)."""
+        deferred = []
+        for cand in candidates:
+            if got[True] + got[False] >= n:
+                break
+            real = self._viable_set(cand, lang, used_targets, realize)
+            if real is None:
+                continue
+            if want_true is not None:
+                side = bool(stratum(cand, real))
+                limit = want_true if side else n - want_true
+                if got[side] >= limit:
+                    deferred.append(cand)  # the other stratum is short so far
+                    continue
+                got[side] += 1
+            else:
+                got[True] += 1
+            chosen.append((self._place_set(cand, lang, real, used_targets), cand))
+        for cand in deferred:  # a stratum ran out: fill the tier from the other one
+            if got[True] + got[False] >= n:
+                break
+            real = self._viable_set(cand, lang, used_targets, realize)
+            if real is not None:
+                got[bool(stratum(cand, real))] += 1
+                chosen.append((self._place_set(cand, lang, real, used_targets), cand))
+
+    def allocate_confusion_sets(self, sets_by_tier: dict[str, list], realize, tiers: list[str], stratum=None,
+                                nameable: dict[str, int] | None = None) -> list:
+        """Pick cd sets per language, an equal share per tier where each tier's pool allows
+        (what a tier cannot fill goes to the tiers with candidates left), targets unowned and
+        unique.
 
         `sets_by_tier[tier]` holds ConfusionCandidate objects in seeded order;
         `realize(cui, lang)` returns a Realization, or None when the concept cannot be
@@ -206,10 +254,17 @@ class Allocator:
         for a lexical retriever, whether the query shares any word with its target's entry
         decides more than the distractors do, and tiers that drew different shares of such
         targets by chance differ by that chance, not by their distractors.
+
+        With `nameable` (per language, how many of the drawn targets it can name), a language
+        short of targets chooses first (`constrained_first`), as items go most constrained
+        first: every concept in any role belongs to one cell, and the languages choosing
+        first took the few concepts Russian can name (cd/ru 25 of 830 at the paper's quota).
         """
         chosen = []
         used_targets: set[str] = set()
-        for lang in self.languages:
+        order = self.languages if nameable is None else constrained_first(
+            self.languages, nameable, {l: self.quotas.get(("cd", l), 0) for l in self.languages})
+        for lang in order:
             def passed_over(cui: str, lang: str = lang) -> bool:
                 """`_viable_set` is None for any set of this target, whatever its distractors:
                 a tier list need not compute them (at paper scale 7,699 sets were computed
@@ -218,6 +273,8 @@ class Allocator:
 
             def read(tier: str):
                 got = sets_by_tier.get(tier, [])
+                if hasattr(got, "for_language"):  # one list per language (confusion.ByLanguage)
+                    got = got.for_language(lang)
                 return got.read(passed_over) if hasattr(got, "read") else iter(got)
 
             quota = self.quotas.get(("cd", lang), 0)
@@ -236,31 +293,19 @@ class Allocator:
                 seen = sum(len(v) for v in probe.values())
                 share = sum(sum(v) for v in probe.values()) / seen if seen else 0.0
                 want_true = {t: round(per_tier[t] * share) for t in tiers}
+            placed = {t: {True: 0, False: 0} for t in tiers}
             for tier in tiers:
-                got = {True: 0, False: 0}
-                deferred = []
-                for cand in read(tier):
-                    if got[True] + got[False] >= per_tier[tier]:
-                        break
-                    real = self._viable_set(cand, lang, used_targets, realize)
-                    if real is None:
-                        continue
-                    if want_true[tier] is not None:
-                        side = bool(stratum(cand, real))
-                        limit = want_true[tier] if side else per_tier[tier] - want_true[tier]
-                        if got[side] >= limit:
-                            deferred.append(cand)  # the other stratum is short so far
-                            continue
-                        got[side] += 1
-                    else:
-                        got[True] += 1
-                    chosen.append((self._place_set(cand, lang, real, used_targets), cand))
-                for cand in deferred:  # a stratum ran out: fill the tier from the other one
-                    if got[True] + got[False] >= per_tier[tier]:
-                        break
-                    real = self._viable_set(cand, lang, used_targets, realize)
-                    if real is not None:
-                        got[True] += 1
-                        chosen.append((self._place_set(cand, lang, real, used_targets), cand))
+                self._fill_tier(read(tier), lang, per_tier[tier], want_true[tier], placed[tier], stratum, realize,
+                                used_targets, chosen)
+            # a tier whose pool ran out leaves the rest of its share to the tiers that have
+            # candidates left, in order: a cell takes as many sets as its pools allow (the few
+            # Russian names reach few siblings: equal shares left cd/ru at 172 of 300)
+            for tier in tiers:
+                short = quota - sum(sum(p.values()) for p in placed.values())
+                if short <= 0:
+                    break
+                have = sum(placed[tier].values())
+                want = None if want_true[tier] is None else round((have + short) * share)
+                self._fill_tier(read(tier), lang, have + short, want, placed[tier], stratum, realize, used_targets, chosen)
                 # unused candidates stay available for the next language
         return chosen

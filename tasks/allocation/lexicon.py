@@ -116,6 +116,16 @@ class Lexicon:
                     frozenset(pylist(pq.read_table(paths["stop_words"])["word"])))
         return lex
 
+    def with_names(self, names) -> "Lexicon":
+        """The same entries, words and IDF, with other names (`.get(cui, default)`): the name
+        words of a set's language. The entry arrays and the memo of entry words are shared;
+        what depends on names (name words, their IDF totals, look-alikes) starts empty."""
+        lex = Lexicon.__new__(Lexicon)
+        lex.__dict__.update(self.__dict__)
+        lex.names = names
+        lex._name_words, lex._totals, lex._look_alikes = {}, {}, {}
+        return lex
+
     def _words(self, texts) -> frozenset[str]:
         return frozenset(w for t in texts for w in _tokens(t) if w not in self.stopwords and not w.isdigit())
 
@@ -225,6 +235,39 @@ class Lexicon:
         sums[known] = np.bincount(np.repeat(np.arange(len(known)), lens), weights=contrib, minlength=len(known))
         total = _idf_sum(self.idf, words)
         return sums / total if total else sums
+
+
+def stop_words(code: str) -> frozenset[str]:
+    """spaCy's bundled stop-word list for a language, as the lexicon's words (folded as
+    `word_tokens` folds them: French "à" is "a"), read from its module file: importing it
+    the usual way imports spaCy, thinc and torch for one word list. Empty for a language
+    spaCy has no list for."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("spacy")  # finds the package without importing it
+    path = Path(spec.submodule_search_locations[0]) / "lang" / code / "stop_words.py"
+    if not path.exists():
+        return frozenset()
+    module = importlib.util.module_from_spec(importlib.util.spec_from_file_location(f"_spacy_{code}_stop_words", path))
+    module.__spec__.loader.exec_module(module)
+    return frozenset(w for s in module.STOP_WORDS for w in word_tokens(s))
+
+
+class LanguageNames:
+    """A concept's names a query in `lang` is made from, then its English names: what a
+    lexical retriever sees of the query (a French name shares "syndrome" and "marfan" with
+    English entries, not "néoplasme") and what the concept is called in its entry.
+    `names_in(cui, lang)`: the concept's names in the language; `english`: `.get(cui, default)`."""
+
+    def __init__(self, lang: str, names_in, english, stopwords: frozenset[str] = frozenset()):
+        self.lang, self.names_in, self.english, self.stopwords = lang, names_in, english, stopwords
+
+    def get(self, cui: str, default=()):
+        """The language's names without its stop-words (French "de" is in few English entries,
+        so it weighs much, and says nothing about the concept), then the English names."""
+        own = [] if self.lang == "en" else [" ".join(w for w in word_tokens(n) if w not in self.stopwords)
+                                            for n in self.names_in(cui, self.lang)]
+        return own + list(self.english.get(cui, default))
 
 
 def _idf_sum(idf: dict[str, float], words) -> float:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Mapping
+from itertools import repeat
 from pathlib import Path
 
 import numpy as np
@@ -301,7 +302,8 @@ def _confusion_sets(alloc: Allocator, params: AllocationParameters, vocab: dict[
     excluded = frozenset(alloc.owner) if params.overlap_scope == "all" else frozenset()
     # computed as the allocator reads them: it stops once the cells are full
     sets_by_tier = lazy_candidates(concepts, hierarchy, params.distractors, seed, targets, lexicon,
-                                   one_tier_per_target=True, excluded=excluded)
+                                   one_tier_per_target=True, excluded=excluded,
+                                   names_in=realizer.names, languages=tuple(order))
 
     def shares_a_word(cand, real) -> bool:
         """Does the query share any word with its target's entry (the query withheld)?"""
@@ -312,7 +314,8 @@ def _confusion_sets(alloc: Allocator, params: AllocationParameters, vocab: dict[
     # processes forked now (sharing the lexicon and hierarchy copy-on-write); the same lists,
     # in the same order, as in-process
     with computed_on(sets_by_tier, set_workers()):
-        chosen = alloc.allocate_confusion_sets(sets_by_tier, realizer, ["easy", "medium", "hard"], stratum=shares_a_word)
+        chosen = alloc.allocate_confusion_sets(sets_by_tier, realizer, ["easy", "medium", "hard"], stratum=shares_a_word,
+                                               nameable={l: sum(map(realizer.can_name, targets, repeat(l))) for l in order})
     return chosen, realizer.rejections
 
 

@@ -15,6 +15,7 @@ licences, citation, build.
 from __future__ import annotations
 
 import json
+import re
 import statistics
 from pathlib import Path
 
@@ -148,6 +149,123 @@ def _tiers(sims: dict[str, list[float]], distractors: int) -> list[str]:
     return lines + [""]
 
 
+CUI = re.compile(r"^C\d{7}$")  # schemas.records.Cui: a concept entry's document id
+SMALL_CELL = 100  # test queries under which a cell's score is flagged: its 95% interval is wide
+TASK_MEASURES = {
+    "xqa": "finding the English answer passage of a question asked in {lang}",
+    "evidence": "finding the English evidence passage for an evidence-seeking question asked in {lang}",
+    "cd": "telling a concept named in {lang} from {k} look-alike concepts, among their English entries",
+}
+
+
+def source_items_by_cell(shards: list[str]) -> dict[str, int]:
+    """How many source items each cell could take in its own language: items of the task
+    written in the language (`<task>/<lang>` -> count), from the sources stage's item shards."""
+    import pyarrow.parquet as pq
+    from collections import Counter
+
+    counts: Counter = Counter()
+    for shard in shards:
+        t = pq.read_table(shard, columns=["task", "lang"])
+        counts.update(f"{task}/{lang}" for task, lang in zip(t["task"].to_pylist(), t["lang"].to_pylist()))
+    return dict(sorted(counts.items()))
+
+
+def _baseline_intervals(out_dir: Path) -> tuple[str | None, dict[str, tuple[float, float, int]]]:
+    """The first retriever of the build's own evaluation (`[evaluation]`) and, per cell, its
+    test nDCG@10 with the 95% interval's half-width and the test queries scored."""
+    path = out_dir / "evaluation" / "results.json"
+    if not path.exists():
+        return None, {}
+    res = json.loads(path.read_text(encoding="utf-8"))
+    if not res.get("retrievers"):
+        return None, {}
+    first = res["retrievers"][0]["name"]
+    out = {}
+    for c in res["cells"]:
+        iv = (c.get("intervals") or {}).get("ndcg_at_10")
+        if c["retriever"] == first and c["split"] == "test" and c.get("query_set", "native") == "native" and iv:
+            out[f"{c['task']}/{c['lang']}"] = (c["metrics"]["ndcg_at_10"], (iv["high"] - iv["low"]) / 2, c["queries"])
+    return first, out
+
+
+def gold_kinds(cell_dir: Path) -> tuple[int, int]:
+    """(concept entries, source passages) among a cell's relevant documents (qrels of every
+    split): a concept entry's id is its CUI. An exam question whose gold is the entry of its
+    answer concept asks to reason from findings to a definition; a question whose gold is its
+    own abstract's passage asks to find that passage."""
+    entries = passages = 0
+    for path in sorted((cell_dir / "qrels").glob("*.tsv")):
+        for line in path.read_text(encoding="utf-8").splitlines()[1:]:
+            doc = line.split("\t")[1]
+            if CUI.match(doc):
+                entries += 1
+            else:
+                passages += 1
+    return entries, passages
+
+
+def empty_reason(cell: str, manifest: dict, source_items: dict[str, int] | None) -> str:
+    """Why a cell has no query, from the build's facts: whether any source has the task's
+    items in the language (`source_items`, `source_items_by_cell`), the vocabulary's names
+    for cd, and what translation the build had (it translates from the memory only: no
+    machine-translation engine is reachable offline)."""
+    task, lang = cell.split("/")
+    name = manifest["languages"].get(lang, {}).get("name", lang)
+    memory = manifest["config"].get("translation", {}).get("memory") or []
+    if task == "cd":
+        first = f"no concept left to it has a {name} name in the vocabulary"
+    elif source_items is None:
+        first = f"no {task} source item in {name} was placed"
+    elif source_items.get(cell, 0) == 0:
+        first = f"no {task} source in {name}"
+    else:
+        first = (f"its {source_items[cell]} {name} {task} source items were all dropped (build_report.json says why, "
+                 "item by item)")
+    if lang == "en":
+        return first
+    if not memory:
+        second = "no translation: no machine-translation engine is reachable offline and no translation memory is configured"
+    else:
+        second = (f"no translation: the translation memory holds no {name} text passing the gates for the items left, "
+                  "and no machine-translation engine is reachable offline")
+    return f"{first}; {second}"
+
+
+def measures(manifest: dict, out_dir: Path, source_items: dict[str, int] | None = None) -> list[str]:
+    """The card's section on what each cell measures: per cell, the task in its language
+    and where its queries come from, its test queries, the 95% interval half-width of the
+    build's own baseline (nDCG@10, test), a flag under SMALL_CELL test queries, and, for an
+    empty cell, why it is empty."""
+    retriever, scored = _baseline_intervals(out_dir)
+    k = manifest["config"]["tasks"]["cd"]["distractors"]
+    score_head = f"{retriever} nDCG@10 (test) ± 95% half-width" if retriever else "baseline (none: the build did not evaluate itself)"
+    lines = ["## What each cell measures", "",
+             f"Per cell: what its queries ask and where they come from, its test queries, and the build's own baseline "
+             f"with the half-width of its 95% bootstrap interval over queries. A cell with fewer than {SMALL_CELL} test "
+             "queries is flagged: its score moves by more than its neighbours' differences. An empty cell says why it is "
+             "empty.", "",
+             f"| cell | measures | test queries | {score_head} | note |", "|---|---|---:|---:|---|"]
+    for cell, c in sorted(manifest["cells"].items()):
+        task, lang = cell.split("/")
+        name = manifest["languages"].get(lang, {}).get("name", lang)
+        test = c["queries"] - c.get("dev_queries", 0)
+        if c["queries"] == 0:
+            lines.append(f"| {cell} | nothing: empty | 0 | - | empty: {empty_reason(cell, manifest, source_items)} |")
+            continue
+        prov = ", ".join(f"{k_} {n}" for k_, n in sorted(c.get("provenance", {}).items()))
+        what = TASK_MEASURES[task].format(lang=name, k=k) + f" (queries: {prov}"
+        if task != "cd":
+            entries, passages = gold_kinds(out_dir / task / lang)
+            what += f"; gold: {passages} source passages, {entries} concept entries"
+        what += ")"
+        got = scored.get(cell)
+        score = f"{got[0]:.3f} ± {got[1]:.3f}" if got else "-"
+        note = f"**fewer than {SMALL_CELL} test queries**" if test < SMALL_CELL else "-"
+        lines.append(f"| {cell} | {what} | {test} | {score} | {note} |")
+    return lines + [""]
+
+
 def loading_snippets(version: str, cells: dict) -> dict[str, str]:
     """Python snippets that load this release with datasets, MTEB, BEIR (tests/test_release_loaders.py runs them) and
     mlcroissant (one line; tests/test_croissant.py runs it)."""
@@ -242,7 +360,9 @@ def _citation(manifest: dict, rows: list[dict]) -> list[str]:
     return lines
 
 
-def write_card(manifest: dict, report: dict, out_dir: Path) -> None:
+def write_card(manifest: dict, report: dict, out_dir: Path, source_items: dict[str, int] | None = None) -> None:
+    """`source_items`: the sources' items per cell in its own language (`source_items_by_cell`),
+    which says why an empty cell is empty; without it the card says less."""
     out_dir = Path(out_dir)
     cfg = manifest["config"]
     cells = manifest["cells"]
@@ -262,6 +382,7 @@ def write_card(manifest: dict, report: dict, out_dir: Path) -> None:
               "Every key concept (UMLS CUI) and every query belongs to exactly one cell (task x language); "
               "`mmedbench audit` re-checks this and every other property from this folder alone.", ""]
     lines += _cells(manifest)
+    lines += measures(manifest, out_dir, source_items)
     lines += _provenance(manifest)
     lines += _pivots(manifest)
     lines += _tiers(sims, cfg["tasks"]["cd"]["distractors"])

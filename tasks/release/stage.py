@@ -31,7 +31,7 @@ from common.errors import ConflictError, InputError, disk_full, is_disk_full
 from common.interrupts import removed_if_interrupted
 from common.jsonio import atomic_write, file_digest, read_json_object
 from common.testhooks import hold
-from tasks.release.card import write_card
+from tasks.release.card import source_items_by_cell, write_card
 from tasks.release.croissant import write_croissant
 from tasks.release.hub import cell_splits, has_pivots, split_files, write_split_files
 from tasks.release.writers import (file_entries, item_languages, pivot_count, write_build_report, write_cells,
@@ -384,7 +384,7 @@ def write_card_stage(p: CardParameters, upstream: dict) -> None:
     if draft.done:
         return
     with draft.on_error():
-        write_card(draft.manifest, draft.report, draft.tmp)
+        write_card(draft.manifest, draft.report, draft.tmp, source_items_by_cell(upstream["sources"]["shards"]))
         write_croissant(draft.manifest, draft.tmp)  # before the hashing: croissant.json is listed and audited like every file
         draft.manifest["files"] = file_entries(draft.tmp)
         _write_manifest(draft)

@@ -405,10 +405,18 @@ def test_confusion_sets_properties(cd_quota, n_per_tier, seed, owned_idx):
     used = Counter()
     for lang in LANGS:
         want = expected_per_tier(cd_quota[lang], tiers)
+        got = {t: per_lang_tier[(lang, t)] for t in tiers}
+        exhausted = {t for t in tiers if used[t] + got[t] == available[t]}
+        assert sum(got.values()) <= cd_quota[lang]
         for t in tiers:
-            got = per_lang_tier[(lang, t)]
-            assert got <= want[t]
             # short of its share only when the tier has run out of unowned targets
-            if got < want[t]:
-                assert used[t] + got == available[t], (lang, t, got, want[t])
-            used[t] += got
+            if got[t] < want[t]:
+                assert t in exhausted, (lang, t, got[t], want[t])
+            # over it only with the share of a tier that ran out
+            if got[t] > want[t]:
+                assert any(got[u] < want[u] for u in tiers), (lang, t, got, want)
+        # a cell short of its quota has read every tier to its end
+        if sum(got.values()) < cd_quota[lang]:
+            assert exhausted == set(tiers), (lang, got, cd_quota[lang])
+        for t in tiers:
+            used[t] += got[t]

@@ -94,4 +94,17 @@ def test_sample_card(sample_build):
     for section in ("## Cells", "## Provenance", "## Confusion-set tiers (cd)", "## Loading", "## Sources and licences", "## Citation"):
         assert section in card
     assert "| cd/ru | 0 | 0 | 9 | 0 | 0 |" in card  # provenance per cell: Russian concept names from the memory
+    # what each cell measures: the sample builds no evaluation and every cell is under 100 test queries
+    assert ("| cell | measures | test queries | baseline (none: the build did not evaluate itself) | note |\n"
+            "|---|---|---:|---:|---|\n"
+            "| cd/en | telling a concept named in English from 3 look-alike concepts, among their English entries "
+            "(queries: terminology 9) | 9 | - | **fewer than 100 test queries** |\n") in card
+    for line in ["| cd/ru | telling a concept named in Russian from 3 look-alike concepts, among their English entries "
+                 "(queries: human-translated 9) | 9 | - | **fewer than 100 test queries** |",
+                 "| evidence/es | finding the English evidence passage for an evidence-seeking question asked in Spanish "
+                 "(queries: human-translated 4, native 2; gold: 6 source passages, 0 concept entries) | 6 | - | "
+                 "**fewer than 100 test queries** |",
+                 "| xqa/ja | finding the English answer passage of a question asked in Japanese (queries: human-translated 2, "
+                 "native 4; gold: 6 source passages, 0 concept entries) | 6 | - | **fewer than 100 test queries** |"]:
+        assert f"\n{line}\n" in card, line
     assert "Gargano MA et al. The Human Phenotype Ontology in 2024" in card
