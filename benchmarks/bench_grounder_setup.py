@@ -21,7 +21,7 @@ Zh and ja have no QuickUMLS index (dictionary grounder), so only load_terms and 
     python benchmarks/bench_grounder_setup.py --check-fold --langs en fr
 
 checks instead that fold_term (the fast path) equals fold() on every atom string of those
-languages, and prints the counts (tests/test_fold_term.py does the same on generated text).
+languages, and prints the counts (tests/tasks/grounding/test_fold_term.py does the same on generated text).
 """
 from __future__ import annotations
 

@@ -21,7 +21,7 @@ Gold sets (read where they lie in ../shared/data; nothing is copied or printed):
 No subsampling: the whole run takes about a minute (`--max-docs` subsamples by a hash of the
 document id, for quick checks).
 
-Scoring (pure functions below; tests/test_grounding_eval.py pins them):
+Scoring (pure functions below; tests/benchmarks/test_grounding_eval.py pins them):
     concepts that count  those of the build's key semantic groups (configs/sample.toml
                          [grounding] key_groups: the only concepts the build uses), with at
                          least one name in the text's language (the grounder of a language is

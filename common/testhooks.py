@@ -2,7 +2,7 @@
 
 `hold("<point>")` does nothing unless the environment says MMEDBENCH_HOLD=<point>; then it
 writes MMEDBENCH_HOLD_FILE (so the test knows the build got there) and waits to be killed.
-tests/test_interrupts.py uses it to SIGKILL a build while grounding, while allocating and
+tests/cli/test_interrupts.py uses it to SIGKILL a build while grounding, while allocating and
 while writing a release, then proves that the rerun publishes the same bytes.
 """
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """A tiny release folder (en + ja, three tasks, one empty cell) whose BM25 scores are
-worked out by hand in tests/test_evaluation.py, and a tiny random-weight
+worked out by hand in tests/tasks/evaluation/test_evaluation.py, and a tiny random-weight
 sentence-transformers model built on the spot (nothing downloads)."""
 from __future__ import annotations
 

@@ -3,7 +3,7 @@ one line naming the file, never another exception (after ir_datasets' parser tes
 in-memory genuine lines, then malformed ones).
 
 Genuine inputs are the committed sample files (RRF, sources, translation memory, config,
-registry) and the adapters' own fixtures (tests/test_adapters.py); hypothesis mutates their
+registry) and the adapters' own fixtures (tests/tasks/sources/test_adapters.py); hypothesis mutates their
 bytes (flips, inserts of troublesome bytes and tokens, deletions, truncations, duplicated
 and swapped lines) and each reader is run to the end on the result. Deterministic
 (derandomize) and small enough for `make test-fast`.

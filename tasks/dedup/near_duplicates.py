@@ -46,13 +46,13 @@ class NearDuplicateIndex:
     speed. The LSH indexes are datasketch ``MinHashLSH`` objects, filled and queried
     through their in-memory tables (``lsh_insert_banded`` / ``lsh_query_banded``): the
     same buckets and candidates as ``insert`` / ``query`` with datasketch's MinHash
-    (tests/test_dedup.py)."""
+    (tests/tasks/dedup/test_dedup.py)."""
 
     _RECENT = 1024  # texts remembered from ``find`` for the ``add`` that usually follows
 
     def __init__(self, threshold: float, num_perm: int, seed: int):
         self.threshold, self.num_perm, self.seed = threshold, num_perm, seed
-        # bit-identical to datasketch's MinHash (tests/test_minhash.py), ~10x faster
+        # bit-identical to datasketch's MinHash (tests/tasks/dedup/test_minhash.py), ~10x faster
         self._hasher = MinHasher(num_perm, seed)
         self._lsh: dict[str, MinHashLSH] = {}
         # band layout, the same for every namespace's index (threshold, num_perm); building

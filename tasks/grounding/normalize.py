@@ -93,7 +93,7 @@ def fold_term(text: str, latin: bool = True) -> str:
     `_fold_char` with whitespace runs collapsed and the ends stripped, which is what
     translate + split + join compute (str.split() splits where str.isspace() holds, as
     fold() tests). Texts with an apostrophe take fold() itself.
-    tests/test_fold_term.py checks this against fold() (hypothesis)."""
+    tests/tasks/grounding/test_fold_term.py checks this against fold() (hypothesis)."""
     if _HAS_APOSTROPHE.search(text):
         return fold(text, latin)[0]
     return " ".join(text.translate(_FOLD_TABLES[latin]).split())

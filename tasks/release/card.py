@@ -267,8 +267,8 @@ def measures(manifest: dict, out_dir: Path, source_items: dict[str, int] | None 
 
 
 def loading_snippets(version: str, cells: dict) -> dict[str, str]:
-    """Python snippets that load this release with datasets, MTEB, BEIR (tests/test_release_loaders.py runs them) and
-    mlcroissant (one line; tests/test_croissant.py runs it)."""
+    """Python snippets that load this release with datasets, MTEB, BEIR (tests/tasks/loaders/test_release_loaders.py runs them) and
+    mlcroissant (one line; tests/tasks/release/test_croissant.py runs it)."""
     release = f"releases/{version}"
     cell = _example_cell(cells, ("xqa", "evidence", "cd")) or "xqa/en"
     cd = _example_cell(cells, ("cd",)) or "cd/en"

@@ -101,7 +101,7 @@ def detect_many(texts: Iterable[str], backend: str = DEFAULT_BACKEND, languages:
     """Detect these texts at once, for the `detect` calls that follow inside
     `detected_in_batches`: lingua answers a list on all cores, in its own code, about 3x
     faster than one text at a time on one core, with the same answers (15,116 queries of a
-    paper-scale release, all equal; tests/test_langid_batch.py). Other backends: nothing."""
+    paper-scale release, all equal; tests/tasks/translation/test_langid_batch.py). Other backends: nothing."""
     if backend not in ("lingua", "lingua-subset"):
         return
     codes = _lingua_codes(backend, languages)

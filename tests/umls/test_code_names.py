@@ -25,7 +25,7 @@ from umls.code_names import add_code_names, normalize_code, own_code
 from umls.configured import build_configured_vocabulary
 from umls.obo_vocabulary import build_obo_vocabulary
 
-# ICD10CM xrefs added to the invented DO (tests/test_obo_vocabulary.py): DOID:101's concept is
+# ICD10CM xrefs added to the invented DO (tests/umls/test_obo_vocabulary.py): DOID:101's concept is
 # C9000001 (its lowest CUI), DOID:100's C9000100, DOID:103's C9000103, DOID:104 has no CUI in
 # allXREFinDO but one in the OBO (C9000104), DOID:106 is current-only (C9000106), DOID:999 none.
 ICD_XREFS = [

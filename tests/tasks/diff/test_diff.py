@@ -1,6 +1,6 @@
 """`mmedbench diff OLD NEW`: cells, counts, rows by id and text hash, qrels, configuration,
 inputs. Two small release folders written here (no build needed); the sample and its German
-extension are compared in tests/test_add_language.py."""
+extension are compared in tests/flows/test_add_language.py."""
 from __future__ import annotations
 
 import copy

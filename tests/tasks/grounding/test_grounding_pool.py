@@ -255,7 +255,7 @@ def _stderr_kind() -> tuple[str, bool]:
 
 def test_grounding_workers_write_through_streams_of_their_own(tmp_path, monkeypatch):
     """The grounding pool's initializer starts as every fork pool's does
-    (common.workers.forked_child; tests/test_fork_pools.py has the hang it prevents)."""
+    (common.workers.forked_child; tests/common/test_fork_pools.py has the hang it prevents)."""
     import sys
 
     buffered = open(tmp_path / "stderr.txt", "w")
