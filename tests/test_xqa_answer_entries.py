@@ -76,6 +76,18 @@ def test_disease_phenotypes_rank_by_summed_frequency_then_name():
     assert got == {"C0000001": ["Rash", "Fever", "Cough", "ataxia"], "C0000002": ["Fever"]}
 
 
+def test_a_class_without_diseases_pools_its_childrens():
+    annotations = {"OMIM:1": {"HP:A": 0.9, "HP:B": 0.17}, "OMIM:2": {"HP:B": 0.9}, "OMIM:3": {"HP:C": 1.0}}
+    names = {"HP:A": "Fever", "HP:B": "Rash", "HP:C": "Cough"}
+    xrefs = [("DOID:1", "MIM:1"), ("DOID:2", "MIM:2"), ("DOID:3", "MIM:3")]
+    term_cui = {"DOID:1": "C0000001", "DOID:2": "C0000002", "DOID:3": "C0000003"}
+    links = [("C0000001", "C0000010"), ("C0000002", "C0000010"),  # C0000010: a class of two annotated diseases
+             ("C0000001", "C0000003"),                           # C0000003 has its own: a child's never joins
+             ("C0000010", "C0000020")]                           # only direct children count
+    got = hpo.disease_phenotypes(annotations, xrefs, term_cui, names, links)
+    assert got == {"C0000001": ["Fever", "Rash"], "C0000002": ["Rash"], "C0000003": ["Cough"], "C0000010": ["Rash", "Fever"]}
+
+
 def test_phenotypes_table_round_trips(tmp_path):
     table = {"C0000002": ["Fever"], "C0000001": ["Rash", "Fever"]}
     path = hpo.write_phenotypes(table, tmp_path / "phenotypes.parquet")

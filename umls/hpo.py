@@ -12,7 +12,8 @@ concept is its lowest well-formed UMLS CUI (as the open vocabulary chooses it,
 umls/obo_vocabulary.py). Only rows of aspect P (phenotypic abnormality) count, never a
 `NOT` row (the phenotype is excluded); a phenotype is named by hp.obo's label.
 
-A concept whose DO term cross-references several diseases gets their phenotypes together,
+A concept whose DO term cross-references several diseases gets their phenotypes together (a
+concept with none of its own, its children's diseases' phenotypes),
 ranked by the summed frequency over those diseases (an unstated frequency counts as
 `UNSTATED_FREQUENCY`), then by name: deterministic, and the commonest findings first, where
 a length-bounded reader (a dense model's 256 tokens) still sees them.
@@ -117,16 +118,23 @@ def rank_phenotypes(diseases: Iterable[str], annotations: dict[str, dict[str, fl
 
 
 def disease_phenotypes(annotations: dict[str, dict[str, float]], do_xrefs: Iterable[tuple[str, str]],
-                       term_cui: dict[str, str], hp_names: dict[str, str]) -> dict[str, list[str]]:
+                       term_cui: dict[str, str], hp_names: dict[str, str],
+                       parent_links: Iterable[tuple[str, str]] = ()) -> dict[str, list[str]]:
     """cui -> its phenotypes, for the concepts DO terms with OMIM/ORPHA cross-references became
-    (`term_cui`: ontology term id -> its concept, as the open vocabulary chose it)."""
-    by_cui: dict[str, set[str]] = defaultdict(set)
+    (`term_cui`: ontology term id -> its concept, as the open vocabulary chose it). A concept
+    without diseases of its own whose children (`parent_links`: (child cui, parent cui)) have
+    some gets theirs, pooled: a class's findings are its subtypes' ("muscular dystrophy")."""
+    own: dict[str, set[str]] = defaultdict(set)
     for doid, ids in do_diseases(do_xrefs).items():
         if doid in term_cui:
-            by_cui[term_cui[doid]] |= ids
+            own[term_cui[doid]] |= ids
+    pooled: dict[str, set[str]] = defaultdict(set)
+    for child, parent in parent_links:
+        if child in own and parent not in own:
+            pooled[parent] |= own[child]
     out = {}
-    for cui in sorted(by_cui):
-        ranked = rank_phenotypes(by_cui[cui], annotations, hp_names)
+    for cui in sorted(set(own) | set(pooled)):
+        ranked = rank_phenotypes(own.get(cui) or pooled[cui], annotations, hp_names)
         if ranked:
             out[cui] = ranked
     return out

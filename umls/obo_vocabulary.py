@@ -431,7 +431,8 @@ def build_obo_vocabulary(data_dir: Path, out_dir: Path, lat_to_lang: dict[str, s
 
     paths = write_vocabulary(atoms, concept_table, parents, out_dir, sorted(set(lat_to_lang.values())))
     if roots.strip() != "sample" and (data_dir / HPOA).is_file():
-        paths["phenotypes"] = _write_disease_phenotypes(data_dir, id_to_cui, set(concept_table["cui"].to_pylist()), out_dir)
+        links = zip(parents["cui"].to_pylist(), parents["parent"].to_pylist())
+        paths["phenotypes"] = _write_disease_phenotypes(data_dir, id_to_cui, set(concept_table["cui"].to_pylist()), links, out_dir)
     if report is not None:
         import json
 
@@ -443,7 +444,7 @@ def build_obo_vocabulary(data_dir: Path, out_dir: Path, lat_to_lang: dict[str, s
     return paths
 
 
-def _write_disease_phenotypes(data_dir: Path, id_to_cui: dict[str, str], cuis: set[str], out_dir: Path) -> str:
+def _write_disease_phenotypes(data_dir: Path, id_to_cui: dict[str, str], cuis: set[str], links, out_dir: Path) -> str:
     """phenotypes.parquet: HPO's phenotypes of the DO concepts whose diseases it annotates
     (umls/hpo.py); xqa's concept entries state them."""
     from umls.hpo import disease_phenotypes, read_hpoa, write_phenotypes
@@ -452,7 +453,8 @@ def _write_disease_phenotypes(data_dir: Path, id_to_cui: dict[str, str], cuis: s
     xrefs += [(t.id, x) for t in _read_obo(data_dir / DO_OBO).values() for x in t.xrefs]
     names = {t.id: t.name for t in _read_obo(data_dir / HP_OBO).values()}
     term_cui = {t: c for t, c in id_to_cui.items() if c in cuis}
-    return write_phenotypes(disease_phenotypes(read_hpoa(data_dir / HPOA), xrefs, term_cui, names), out_dir / "phenotypes.parquet")
+    phenotypes = disease_phenotypes(read_hpoa(data_dir / HPOA), xrefs, term_cui, names, links)
+    return write_phenotypes(phenotypes, out_dir / "phenotypes.parquet")
 
 
 def sources_srl() -> dict[str, int]:
