@@ -133,3 +133,26 @@ def test_real_phenotypes_reach_do_concepts(tmp_path):
     # ornithine carbamoyltransferase deficiency (DOID:9271, MIM:311250): hyperammonemia is what the exam asks from
     assert "Hyperammonemia" in table["C0268542"][:MAX_PHENOTYPES]
     assert 1000 < len(table) < 3000
+
+
+def test_hpoa_reader_fuzz(tmp_path):
+    """Mutated genuine-shaped annotations (invented rows) read, or fail with one `file:line` InputError."""
+    from hypothesis import given
+    from hypothesis import strategies as st
+
+    from tests.test_fuzz_readers import FUZZ, mutated, only_input_errors
+
+    genuine = ("#version: 2025-01-16\n" + HEADER + "\n" + "".join(r + "\n" for r in [
+        row("OMIM:100", "HP:0000001", "HP:0040281"), row("ORPHA:7", "HP:0000002", "3/4"),
+        row("OMIM:100", "HP:0000003", "45%", qualifier="NOT"), row("OMIM:100", "HP:0000004", aspect="I")])).encode()
+    path = tmp_path / "phenotype.hpoa"
+
+    @FUZZ
+    @given(data=st.data())
+    def fuzz(data):
+        path.write_bytes(data.draw(mutated(genuine)))
+        only_input_errors(hpo.read_hpoa, path)
+
+    fuzz()
+    path.write_bytes(genuine)
+    assert hpo.read_hpoa(path) == {"OMIM:100": {"HP:0000001": 0.9}, "ORPHA:7": {"HP:0000002": 0.75}}
