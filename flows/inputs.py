@@ -37,7 +37,7 @@ def input_files(loaded: LoadedConfig) -> dict[str, Path]:
                 raise InputError(p, f"is empty; it holds {holds} (vocabulary.path in {loaded.path.name})")
     else:
         for p in sorted(vdir.glob("disease-ontology/*")) + sorted(vdir.glob("hpo/*")):
-            if p.suffix in (".obo", ".tsv"):
+            if p.suffix in (".obo", ".tsv", ".hpoa"):
                 files[f"{cfg.vocabulary.path}/{p.relative_to(vdir).as_posix()}"] = p
     for i, s in enumerate(cfg.sources):
         path = loaded.resolve(s.path)

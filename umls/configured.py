@@ -20,7 +20,7 @@ def vocabulary_files(fmt: str, path: Path) -> list[Path]:
         return sorted(path.glob("*.RRF"))
     if fmt == "obo":
         return sorted(p for sub in ("disease-ontology", "hpo") for p in (path / sub).glob("*")
-                      if p.suffix in (".obo", ".tsv") and p.is_file())
+                      if p.suffix in (".obo", ".tsv", ".hpoa") and p.is_file())
     raise InputError(path, f"unknown vocabulary format {fmt!r} (expected 'rrf' or 'obo')", field="vocabulary.format")
 
 

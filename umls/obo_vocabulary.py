@@ -12,6 +12,8 @@ Reads, under `data_dir` (the layout of ../shared/data):
                                          table of a build language's registry code becomes that
                                          language's atoms (SAB "HPO" + its UMLS LAT: HPOFRE, HPOGER, ...)
   hpo/hp-<code>.synonyms.tsv             official exact synonyms in that language (optional; SY atoms)
+  hpo/phenotype.hpoa                     HPO's disease annotations (optional): phenotypes.parquet, the
+                                         phenotypes of DO concepts (umls/hpo.py), stated in xqa's entries
 
 and writes the three tables `umls.vocabulary.build_vocabulary` writes from a UMLS release
 (same columns, types and sort order, via `common.parquet.write_parquet`):
@@ -61,6 +63,7 @@ DO_OBO = Path("disease-ontology/doid-2016-09-01.obo")
 DO_XREF = Path("disease-ontology/allXREFinDO.tsv")
 DO_HUMAN = Path("disease-ontology/HumanDO.tsv")
 HP_OBO = Path("hpo/hp.obo")
+HPOA = Path("hpo/phenotype.hpoa")  # optional: the phenotypes xqa concept entries state (umls/hpo.py)
 
 # Semantic types for HPO's top-level branches other than Phenotypic abnormality (HP:0000118).
 HPO_NON_PHENOTYPE_STY = [
@@ -427,6 +430,9 @@ def build_obo_vocabulary(data_dir: Path, out_dir: Path, lat_to_lang: dict[str, s
     from umls.vocabulary import write_vocabulary
 
     paths = write_vocabulary(atoms, concept_table, parents, out_dir, sorted(set(lat_to_lang.values())))
+    if roots.strip() != "sample" and (data_dir / HPOA).is_file():
+        links = zip(parents["cui"].to_pylist(), parents["parent"].to_pylist())
+        paths["phenotypes"] = _write_disease_phenotypes(data_dir, id_to_cui, set(concept_table["cui"].to_pylist()), links, out_dir)
     if report is not None:
         import json
 
@@ -436,6 +442,19 @@ def build_obo_vocabulary(data_dir: Path, out_dir: Path, lat_to_lang: dict[str, s
             fh.write(json.dumps(report, ensure_ascii=False, sort_keys=True, indent=2) + "\n")
         paths["code_names_report"] = str(out_dir / "code_names_report.json")
     return paths
+
+
+def _write_disease_phenotypes(data_dir: Path, id_to_cui: dict[str, str], cuis: set[str], links, out_dir: Path) -> str:
+    """phenotypes.parquet: HPO's phenotypes of the DO concepts whose diseases it annotates
+    (umls/hpo.py); xqa's concept entries state them."""
+    from umls.hpo import disease_phenotypes, read_hpoa, write_phenotypes
+
+    xrefs = [(doid, xref) for _line, (doid, _label, xref) in _read_do_tsv(data_dir / DO_XREF, "the current DO's cross-references")]
+    xrefs += [(t.id, x) for t in _read_obo(data_dir / DO_OBO).values() for x in t.xrefs]
+    names = {t.id: t.name for t in _read_obo(data_dir / HP_OBO).values()}
+    term_cui = {t: c for t, c in id_to_cui.items() if c in cuis}
+    phenotypes = disease_phenotypes(read_hpoa(data_dir / HPOA), xrefs, term_cui, names, links)
+    return write_phenotypes(phenotypes, out_dir / "phenotypes.parquet")
 
 
 def sources_srl() -> dict[str, int]:

@@ -31,6 +31,7 @@ from common.parquet import pylist
 from common.text import contains_phrase, phrase_key, word_tokens
 
 MAX_SYNONYMS = 8
+MAX_PHENOTYPES = 15  # an xqa entry's phenotypes: the commonest, within a dense model's 256 tokens
 MAX_DESCRIPTION_WORDS = 40  # a definition longer than this is a paragraph, not a query
 _ACRONYM = re.compile(r"^[A-Z0-9][A-Z0-9\-]{0,7}$")
 # vocabulary bookkeeping inside a name ("NOS", "(disorder)", "[obs]"): nobody asks that way
@@ -60,6 +61,38 @@ def concept_entry(parts: EntryParts, withheld: str | None = None) -> dict:
     if syn:
         text = (text + " " if text else "") + "Synonyms: " + "; ".join(syn) + "."
     return {"_id": parts.cui, "title": parts.name, "text": text or parts.name}
+
+
+def answer_entry(parts: EntryParts, parents: Iterable[str] = (), phenotypes: Iterable[str] = ()) -> dict:
+    """The BEIR document of a concept that answers an exam question (xqa's gold passage):
+    the concept entry, then what it is a kind of (its parents' names) and, for a disease HPO
+    annotates, its phenotypes (most frequent first, at most `MAX_PHENOTYPES`). An exam item
+    asks from findings and classes ("which disease causes hyperammonemia?"); name, synonyms
+    and definition rarely state them (ARCHITECTURE.md, "xqa gold passages")."""
+    entry = concept_entry(parts)
+    text = entry["text"] if entry["text"] != parts.name else ""
+    kinds = [p for p in dict.fromkeys(parents) if p and phrase_key(p) != phrase_key(parts.name)]
+    signs = list(dict.fromkeys(p for p in phenotypes if p))[:MAX_PHENOTYPES]
+    if kinds:
+        text = (text + " " if text else "") + "A kind of: " + "; ".join(kinds) + "."
+    if signs:
+        text = (text + " " if text else "") + "Signs and symptoms: " + "; ".join(signs) + "."
+    return {"_id": parts.cui, "title": parts.name, "text": text or parts.name}
+
+
+class AnswerEntries:
+    """cui -> `answer_entry` of the concept, from the entries, the vocabulary's parent links
+    (a `cui, parent` table) and its phenotypes (umls.hpo.read_phenotypes: none without HPO)."""
+
+    def __init__(self, entries: "EntryTable", parents: pa.Table, phenotypes: Mapping[str, list[str]]):
+        self.entries, self.phenotypes = entries, phenotypes
+        self.parents: dict[str, list[str]] = {}
+        for cui, parent in zip(pylist(parents["cui"]), pylist(parents["parent"])):
+            self.parents.setdefault(cui, []).append(parent)
+
+    def __call__(self, cui: str) -> dict:
+        names = [self.entries.name(p) for p in sorted(self.parents.get(cui, ())) if p in self.entries]
+        return answer_entry(self.entries[cui], names, self.phenotypes.get(cui, ()))
 
 
 def gives_away(query: str, entry: dict) -> bool:

@@ -17,7 +17,8 @@ from common.errors import InputError
 from common.jsonio import atomic_write, dumps, file_digest
 from schemas.drops import drop_counts, drops_from_rows
 from schemas.records import CONFUSION_SET_ARROW, DOCUMENT_ARROW, QUERY_ARROW, TASKS
-from tasks.allocation.concept_entries import concept_entry, entry_parts
+from tasks.allocation.concept_entries import AnswerEntries, concept_entry, entry_parts
+from umls.hpo import read_phenotypes
 from tasks.release.hub import PIVOT_QUERIES  # a non-English cell's queries asked in English (BEIR query file)
 from common.parquet import rows as table_rows, write_parquet
 
@@ -56,7 +57,8 @@ def write_cells(assignments: str, corpora: dict[str, str], vocab: dict[str, str]
         by_cell[(r["task"], r["lang"])].append(r)
     entries = entry_parts(pq.read_table(vocab["concepts"]), pq.read_table(vocab["atoms"], columns=["cui", "lang", "str"]))
     corpus_rows = {task: table_rows(pq.read_table(p)) for task, p in corpora.items()}
-    item_docs = {task: _item_documents(task, rows, corpus_rows.get(task, []), entries) for task in corpora}
+    answers = AnswerEntries(entries, pq.read_table(vocab["parents"]), read_phenotypes(vocab.get("phenotypes")))
+    item_docs = {task: _item_documents(task, rows, corpus_rows.get(task, []), answers) for task in corpora}
     counts: dict[str, dict] = {}
     confusion = []
     for task in TASKS:
@@ -193,15 +195,15 @@ def pivot_count(cell_dir: Path, lang: str) -> dict | None:
             "provenance": dict(sorted(Counter(r["provenance"] for r in pivots).items())), "reason": reason}
 
 
-def _item_documents(task: str, rows: list[dict], passages: list[dict], entries: dict) -> list[dict]:
+def _item_documents(task: str, rows: list[dict], passages: list[dict], answers: AnswerEntries) -> list[dict]:
     """The corpus every language's cell of an item task shares: the passages the sources
     loaded for the task, plus the concept entries its placed items point to (gold passages
     of multiple-choice items whose answers are concepts, and their hard negatives: the
-    other options' concepts). A concept entry's id is its CUI."""
+    other options' concepts). A concept entry's id is its CUI; its text `answer_entry`'s."""
     docs = {p["id"]: {"_id": p["id"], "title": p["title"], "text": p["text"]} for p in passages}
     cuis = sorted({c for r in rows if r["task"] == task for c in r["passage_ids"] + (r["distractor_cuis"] or []) if c not in docs})
     for c in cuis:
-        docs[c] = concept_entry(entries[c])
+        docs[c] = answers(c)
     return [docs[k] for k in sorted(docs)]
 
 

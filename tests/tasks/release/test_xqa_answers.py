@@ -17,7 +17,7 @@ from schemas.records import Option, Passage, SourceItem
 from tasks.grounding.stage import (
     AMBIGUOUS, ANSWER_NOT_KEY, NAMES_ANSWER, NO_ANSWER_CONCEPT, NO_DEFINITION, answer_concepts, ground_shard, option_concept,
 )
-from tasks.allocation.concept_entries import EntryParts
+from tasks.allocation.concept_entries import EntryParts, answer_entry
 from tasks.release.writers import _item_documents
 from tasks.sources.stage import load_sources
 from tests.tasks.sources.test_adapters import (
@@ -253,13 +253,17 @@ def test_item_corpus_adds_answer_and_negative_concept_entries():
         {"task": "evidence", "lang": "en", "passage_ids": ["C0000009"], "distractor_cuis": []},
     ]
     passages = [{"id": "pubmed-7-long", "title": "", "text": "It does."}, {"id": "pubmed-8-long", "title": "", "text": "No."}]
-    assert _item_documents("xqa", rows, passages, entries) == [
-        {"_id": "C0000001", "title": "Fabry disease", "text": "A lysosomal storage disease. Synonyms: Anderson-Fabry disease."},
+    # a concept's document is its answer entry: parents and HPO phenotypes where it has them
+    kinds, signs = {"C0000001": ["sphingolipidosis"]}, {"C0000001": ["Angiokeratoma", "Acroparesthesia"]}
+    answers = lambda c: answer_entry(entries[c], kinds.get(c, ()), signs.get(c, ()))  # noqa: E731
+    assert _item_documents("xqa", rows, passages, answers) == [
+        {"_id": "C0000001", "title": "Fabry disease", "text": "A lysosomal storage disease. Synonyms: Anderson-Fabry disease. "
+                                                              "A kind of: sphingolipidosis. Signs and symptoms: Angiokeratoma; Acroparesthesia."},
         {"_id": "C0000005", "title": "gout", "text": "gout"},
         {"_id": "pubmed-7-long", "title": "", "text": "It does."},
         {"_id": "pubmed-8-long", "title": "", "text": "No."},
     ]
-    assert [d["_id"] for d in _item_documents("evidence", rows, [], entries)] == ["C0000009"]
+    assert [d["_id"] for d in _item_documents("evidence", rows, [], answers)] == ["C0000009"]
 
 
 # ------------------------------------------------------------------------------ end to end (sample vocabulary)

@@ -302,6 +302,30 @@ def test_igakuqa_translation_problems(tmp_path):
     assert "112-A_translate.jsonl: file not found" in msg
 
 
+def test_igakuqa_english_items_from_other_years(tmp_path):
+    root = igakuqa_tree(tmp_path, [iga_question(), iga_question("112A2", choices=["", "Ｂ", "c", "d", "e"], answer=["b"])])
+    write_jsonl(root / "2020" / "114-B.jsonl", [iga_question("114B3")])
+    write_jsonl(root / "2020" / "114-B_translate.jsonl", [iga_translation("114B3")])
+    en = read("igakuqa", root, {"en", "ja"}, passage="concept", lang="en", years=[2018])
+    assert [i.id for i in en] == ["igakuqa-en-2018-A-1", "igakuqa-en-2018-A-2"]
+    first = en[0]
+    assert (first.lang, first.text, first.pivot) == ("en", "Which finding is most common in the invented syndrome?", None)
+    assert [(o.text, o.pivot, o.correct) for o in first.options] == [
+        ("Fever", None, False), ("Rash", None, True), ("Cough", None, False), ("Headache", None, False), ("Abdominal pain", None, False)]
+    # choices laid out in a table of the question are letters in English too
+    assert [(o.text, o.correct) for o in en[1].options] == [("a", False), ("B", True), ("c", False), ("d", False), ("e", False)]
+    ja = read("igakuqa", root, {"en", "ja"}, passage="concept", years=[2020, 2022])
+    assert [(i.id, i.lang, i.pivot) for i in ja] == [("igakuqa-2020-B-3", "ja", "Which finding is most common in the invented syndrome?")]
+    assert [(o.text, o.pivot) for o in ja[0].options][:2] == [("発熱", "Fever"), ("発疹", "Rash")]
+    assert [i.id for i in read("igakuqa", root, {"en", "ja"}, lang="en")] == ["igakuqa-en-2018-A-1", "igakuqa-en-2018-A-2", "igakuqa-en-2020-B-3"]
+    qa = read("igakuqa", root, {"en"}, lang="en", years=[2020])[0]
+    assert qa.passages[0].text == "Which finding is most common in the invented syndrome?\nAnswer: Rash" and qa.pivot is None
+    assert "'en' is not a build language" in error("igakuqa", root, {"ja"}, lang="en")
+    assert "options.lang" in error("igakuqa", root, {"en", "ja"}, lang="fr")
+    for bad in ([], [2018.0], "2018", [True]):
+        assert "expected a non-empty list of exam years" in error("igakuqa", root, {"en", "ja"}, years=bad)
+
+
 def test_igakuqa_language_and_folder_errors(tmp_path):
     root = igakuqa_tree(tmp_path, [iga_question()])
     assert "'ja' is not a build language" in error("igakuqa", root, {"en"})
