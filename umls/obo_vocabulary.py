@@ -449,7 +449,7 @@ def _write_disease_phenotypes(data_dir: Path, id_to_cui: dict[str, str], cuis: s
     (umls/hpo.py); xqa's concept entries state them."""
     from umls.hpo import disease_phenotypes, read_hpoa, write_phenotypes
 
-    xrefs = [(doid, xref) for _line, (doid, _label, xref) in _read_do_tsv(data_dir / DO_XREF, "the current DO's cross-references")]
+    xrefs = [(doid, xref) for _line, (doid, _label, xref) in read_do_tsv(data_dir / DO_XREF, "the current DO's cross-references")]
     xrefs += [(t.id, x) for t in _read_obo(data_dir / DO_OBO).values() for x in t.xrefs]
     names = {t.id: t.name for t in _read_obo(data_dir / HP_OBO).values()}
     term_cui = {t: c for t, c in id_to_cui.items() if c in cuis}
