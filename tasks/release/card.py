@@ -153,7 +153,7 @@ CUI = re.compile(r"^C\d{7}$")  # schemas.records.Cui: a concept entry's document
 SMALL_CELL = 100  # test queries under which a cell's score is flagged: its 95% interval is wide
 TASK_MEASURES = {
     "xqa": "finding the English answer passage of a question asked in {lang}",
-    "evidence": "finding the English evidence passage for an evidence-seeking question asked in {lang}",
+    "evidence": "finding its source's own evidence passage (in the source's language) for a question asked in {lang}",
     "cd": "telling a concept named in {lang} from {k} look-alike concepts, among their English entries",
 }
 

@@ -57,7 +57,7 @@ def test_measures_lines(tmp_path):
         "translation: no machine-translation engine is reachable offline and no translation memory is configured |",
         "| evidence/fr | nothing: empty | 0 | - | empty: no evidence source in French; no translation: no "
         "machine-translation engine is reachable offline and no translation memory is configured |",
-        "| evidence/ru | finding the English evidence passage for an evidence-seeking question asked in Russian "
+        "| evidence/ru | finding its source's own evidence passage (in the source's language) for a question asked in Russian "
         "(queries: native 35; gold: 1 source passages, 0 concept entries) | 29 | 0.547 ± 0.150 | "
         "**fewer than 100 test queries** |",
         "| xqa/en | finding the English answer passage of a question asked in English (queries: human-translated 2, "
