@@ -62,16 +62,19 @@ MODULES: dict[str, list[str]] = {
                                   _ALLOCATION + "test_lexicon.py", "-k", "not sample_vocabulary"],
     "tasks/allocation/lexicon.py": [_ALLOCATION + "test_lexicon.py", _ALLOCATION + "test_confusion_tiers.py",
                                     _ALLOCATION + "test_tier_rules.py", _ALLOCATION + "test_allocation_columnar.py",
-                                    _ALLOCATION + "test_index_entries.py", "-k", "not sample_vocabulary"],
+                                    _ALLOCATION + "test_index_entries.py", _ALLOCATION + "test_tier_shares.py",
+                                    "-k", "not sample_vocabulary"],
     "tasks/allocation/hierarchy.py": [_ALLOCATION + "test_confusion_tiers.py", _ALLOCATION + "test_allocation_columnar.py",
                                       "-k", "not sample_vocabulary"],
     "tasks/allocation/similarity.py": [_ALLOCATION + "test_name_similarities.py", _ALLOCATION + "test_confusion_tiers.py",
                                        "-k", "not sample_vocabulary"],
     "tasks/allocation/confusion.py": [_ALLOCATION + "test_confusion_pool.py", _ALLOCATION + "test_allocation_columnar.py",
-                                      _ALLOCATION + "test_confusion_tiers.py", "-k", "not sample_vocabulary"],
+                                      _ALLOCATION + "test_confusion_tiers.py", _ALLOCATION + "test_tier_shares.py",
+                                      "-k", "not sample_vocabulary"],
     # (test_allocation_properties.py: hypothesis over whole allocations, 4 minutes per run on a
     # loaded machine; its contracts are pinned exactly in test_allocator.py)
-    "tasks/allocation/allocator.py": [_ALLOCATION + "test_allocator.py", _ALLOCATION + "test_cd_targets.py"],
+    "tasks/allocation/allocator.py": [_ALLOCATION + "test_allocator.py", _ALLOCATION + "test_cd_targets.py",
+                                      _ALLOCATION + "test_tier_shares.py"],
     "tasks/allocation/concept_entries.py": [_ALLOCATION + "test_concept_entries.py"],
     "tasks/audit/checks.py": ["tests/tasks/audit/test_checks.py", "tests/tasks/audit/test_tier_check.py"],
 }
@@ -228,9 +231,17 @@ EQUIVALENT: dict[tuple, str] = {
         "fill ratios are compared only between cells with room; at quota 1 such a cell holds 0 items: 0/1 = 0/2",
     ("tasks/allocation/allocator.py", "return self.filled[cell] / max(1, self.quotas.get(cell, 0))", "0 -> 1"):
         "fill ratios are compared only between cells with room, and a cell with room has a quota entry",
-    ("tasks/allocation/allocator.py", "if got[True] + got[False] >= per_tier[tier]:", "+ -> -", 23, 45, 0):
-        "the strata's limits (want_true and per_tier - want_true) already stop the tier at per_tier sets; the "
-        "mutant only walks on, deferring every further candidate, and the deferred loop stops at per_tier",
+    ("tasks/allocation/allocator.py", "if got[True] + got[False] >= n:", "+ -> -", 15, 37, 0):
+        "without strata got[False] is 0; with them the limits (want_true and n - want_true, neither lower in the "
+        "refill) already stop the tier at n sets, so the mutant only walks on deferring every candidate, and the "
+        "deferred loop stops at n (a stratum over its limit got there by exhausting the other one's candidates)",
+    ("tasks/allocation/allocator.py", "return (0, n, languages.index(l)) if n < ENOUGH_TARGETS * quotas.get(l, 0) else (1, 0, languages.index(l))",
+     "1 -> 2", 89, 90): "the group mark is only compared with the short ones' 0: 2 sorts after 0 as 1 does",
+    ("tasks/allocation/allocator.py", "return (0, n, languages.index(l)) if n < ENOUGH_TARGETS * quotas.get(l, 0) else (1, 0, languages.index(l))",
+     "0 -> 1", 92, 93): "every language that is not short has the same middle key: 1 for all ties as 0 did",
+    ("tasks/allocation/allocator.py", 'self.languages, nameable, {l: self.quotas.get(("cd", l), 0) for l in self.languages})', "0 -> 1"):
+        "only a language without a cd quota moves (it may count as short), and it takes no set wherever it comes: "
+        "its n = 0 tier fill stops before looking at a candidate",
     ("tasks/allocation/allocator.py", "share = sum(sum(v) for v in probe.values()) / seen if seen else 0.0", "0.0 -> 1.0"):
         "seen is 0 only when no set of the pools is viable for the language: the tiers then take nothing either way",
     ("tasks/allocation/allocator.py", "got[True] += 1", "True -> False"):
