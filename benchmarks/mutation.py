@@ -479,8 +479,8 @@ def run_module(rel: str, tests: list[str], jobs: int, only: list[int] | None, lo
             m.seconds = round(time.monotonic() - began, 2)
             del running[pid]
             done_n += 1
-            if m.status == "survived":
-                log(f"  SURVIVED #{m.index} line {m.line}: {m.op}    {m.source}")
+            if m.status in ("survived", "timeout"):  # a timeout counts as killed: name it, to check it is no hang of the tests' own
+                log(f"  {m.status.upper()} #{m.index} line {m.line}: {m.op}    {m.source}")
             if done_n % 20 == 0:
                 log(f"  {done_n} run, {time.monotonic() - start:.0f} s")
         time.sleep(0.02)
@@ -494,7 +494,8 @@ def summary(results: dict[str, list[Mutant]]) -> dict:
         scored = n["killed"] + n["timeout"] + n["survived"]
         out[rel] = {**n, "total": len(mutants),
                     "score": round((n["killed"] + n["timeout"]) / scored, 4) if scored else None,
-                    "survivors": [asdict(m) for m in mutants if m.status == "survived"]}
+                    "survivors": [asdict(m) for m in mutants if m.status == "survived"],
+                    "timeouts": [asdict(m) for m in mutants if m.status == "timeout"]}
     return out
 
 
@@ -578,6 +579,9 @@ def markdown(report: dict, results: dict[str, list[Mutant]], seconds: float, cpu
         for m in mutants:
             if m.status == "equivalent":
                 out.append(f"- `{rel}` line {m.line} `{m.op}` in `{m.source}`: {equivalent_reason(rel, m)}")
+    out += ["", "Killed by the time limit:", ""]
+    timeouts = [(rel, m) for rel, ms in results.items() for m in ms if m.status == "timeout"]
+    out += [f"- `{rel}` #{m.index} line {m.line} `{m.op}` in `{m.source}`" for rel, m in timeouts] or ["- none"]
     out += ["", "Survivors:", ""]
     survivors = [(rel, m) for rel, ms in results.items() for m in ms if m.status == "survived"]
     out += [f"- `{rel}` #{m.index} line {m.line} `{m.op}` in `{m.source}`" for rel, m in survivors] or ["- none"]

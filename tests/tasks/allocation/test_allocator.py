@@ -119,6 +119,27 @@ def test_placing_items_records_owners_counts_and_reasons():
     assert dict(alloc.dropped) == {"b": "no key concept grounded", "c": "near-duplicate of a (pivot, jaccard=1.00)"}
 
 
+def test_a_clashing_language_is_looked_up_once_and_not_offered_again():
+    """After French clashes, the candidate is offered its other languages only: each of its
+    texts is looked up for near-duplicates once (a language offered again would be looked up
+    for ever)."""
+    alloc = _alloc({("xqa", "en"): 1, ("xqa", "fr"): 10, ("xqa", "es"): 2})
+    alloc.allocate_items([_cand("k", "fr", WORDS["a"], WORDS["b"], ["C0000001"], {"fr": (WORDS["a"], "native")})])
+    alloc.filled[("xqa", "es")] = 1  # es 1/2 is fuller than fr 1/10: French is offered first
+    asked, find = [], alloc.dedup.find
+
+    def looked_up(item_id, namespace, text, n):
+        asked.append((item_id, namespace))
+        assert len(asked) <= 10, asked[-3:]
+        return find(item_id, namespace, text, n)
+
+    alloc.dedup.find = looked_up
+    alloc.allocate_items([_cand("t", "en", WORDS["c"], WORDS["c"], ["C0000002"],
+                                {"fr": (WORDS["a"], "human-translated"), "es": (WORDS["d"], "human-translated")})])
+    assert asked == [("t", "pivot"), ("t", "text:en"), ("t", "text:fr"), ("t", "text:es")]
+    assert [(x.id, x.lang) for x in alloc.assignments] == [("k", "fr"), ("t", "es")]
+
+
 def test_a_realization_clash_tries_the_next_language_and_reports_the_clash():
     alloc = _alloc({("xqa", "en"): 1, ("xqa", "fr"): 2, ("xqa", "es"): 2})
     alloc.allocate_items([_cand("k", "fr", WORDS["a"], WORDS["b"], ["C0000001"], {"fr": (WORDS["a"], "native")})])
@@ -283,3 +304,4 @@ def test_a_stratum_that_runs_out_is_made_up_set_by_set_from_the_other():
                                            stratum=lambda cand, real: cand.tier == "easy")
     assert [c.target_cui for _, c in chosen] == [s.target_cui for s in pools["easy"][:4] + pools["hard"][:4]]
     assert alloc.filled[("cd", "en")] == 8
+
