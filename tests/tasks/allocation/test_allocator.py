@@ -304,4 +304,3 @@ def test_a_stratum_that_runs_out_is_made_up_set_by_set_from_the_other():
                                            stratum=lambda cand, real: cand.tier == "easy")
     assert [c.target_cui for _, c in chosen] == [s.target_cui for s in pools["easy"][:4] + pools["hard"][:4]]
     assert alloc.filled[("cd", "en")] == 8
-
