@@ -119,6 +119,27 @@ def test_placing_items_records_owners_counts_and_reasons():
     assert dict(alloc.dropped) == {"b": "no key concept grounded", "c": "near-duplicate of a (pivot, jaccard=1.00)"}
 
 
+def test_a_clashing_language_is_looked_up_once_and_not_offered_again():
+    """After French clashes, the candidate is offered its other languages only: each of its
+    texts is looked up for near-duplicates once (a language offered again would be looked up
+    for ever)."""
+    alloc = _alloc({("xqa", "en"): 1, ("xqa", "fr"): 10, ("xqa", "es"): 2})
+    alloc.allocate_items([_cand("k", "fr", WORDS["a"], WORDS["b"], ["C0000001"], {"fr": (WORDS["a"], "native")})])
+    alloc.filled[("xqa", "es")] = 1  # es 1/2 is fuller than fr 1/10: French is offered first
+    asked, find = [], alloc.dedup.find
+
+    def looked_up(item_id, namespace, text, n):
+        asked.append((item_id, namespace))
+        assert len(asked) <= 10, asked[-3:]
+        return find(item_id, namespace, text, n)
+
+    alloc.dedup.find = looked_up
+    alloc.allocate_items([_cand("t", "en", WORDS["c"], WORDS["c"], ["C0000002"],
+                                {"fr": (WORDS["a"], "human-translated"), "es": (WORDS["d"], "human-translated")})])
+    assert asked == [("t", "pivot"), ("t", "text:en"), ("t", "text:fr"), ("t", "text:es")]
+    assert [(x.id, x.lang) for x in alloc.assignments] == [("k", "fr"), ("t", "es")]
+
+
 def test_a_realization_clash_tries_the_next_language_and_reports_the_clash():
     alloc = _alloc({("xqa", "en"): 1, ("xqa", "fr"): 2, ("xqa", "es"): 2})
     alloc.allocate_items([_cand("k", "fr", WORDS["a"], WORDS["b"], ["C0000001"], {"fr": (WORDS["a"], "native")})])
@@ -239,3 +260,47 @@ def test_each_language_walks_the_pools_from_their_start():
         {"easy": pool}, lambda cui, lang: None if (cui, lang) == (pool[0].target_cui, "en") else Realization(_name(lang + cui), "terminology"),
         ["easy"])
     assert [(a.lang, c.target_cui) for a, c in chosen] == [("en", pool[1].target_cui), ("fr", pool[0].target_cui)]
+
+
+class _RecordingTier:
+    """A tier list read the lazy way (`read(passed_over)`, as confusion.LazyTier is): it
+    skips the targets the allocator says it would pass over, and records what it was told."""
+
+    def __init__(self, sets: list[ConfusionCandidate]):
+        self.sets, self.asked = sets, []
+
+    def read(self, passed_over):
+        for s in self.sets:
+            skip = passed_over(s.target_cui)
+            self.asked.append((s.target_cui, skip))
+            if not skip:
+                yield s
+
+
+def test_a_lazy_tier_is_told_which_targets_a_language_passes_over():
+    """Owned targets (by another cell, or by a set placed already) and targets the language
+    cannot name are passed over, the others not; a full cell reads no further."""
+    pool = _sets(4, "easy")
+    c0, c1, c2, c3 = (s.target_cui for s in pool)
+    alloc = _alloc({("cd", "en"): 1, ("cd", "fr"): 1}, languages=("en", "fr"))
+    alloc.owner[c0] = ("xqa", "en")
+    tier = _RecordingTier(pool)
+    chosen = alloc.allocate_confusion_sets(
+        {"easy": tier}, lambda cui, lang: None if (cui, lang) == (c1, "en") else Realization(_name(lang + cui), "terminology"), ["easy"])
+    assert [(a.lang, c.target_cui) for a, c in chosen] == [("en", c2), ("fr", c1)]
+    # en: c0 owned, c1 not nameable in English, c2 taken (c3 is read before the full cell stops);
+    # fr: c0 owned, c1 taken, c2 owned by cd/en now
+    assert tier.asked == [(c0, True), (c1, True), (c2, False), (c3, False),
+                          (c0, True), (c1, False), (c2, True), (c3, False)]
+
+
+def test_a_stratum_that_runs_out_is_made_up_set_by_set_from_the_other():
+    """quota 8 over easy (every set in the True stratum) and hard (none): the probe sees 8 and
+    8, share 1/2, so each tier wants 2 of its 4 from each stratum and takes the other 2 from
+    its own stratum, one at a time: the cell is full with 4 + 4."""
+    pools = {"easy": _sets(10, "easy"), "hard": _sets(10, "hard")}
+    alloc = _alloc({("cd", "en"): 8}, languages=("en",))
+    chosen = alloc.allocate_confusion_sets(pools, lambda cui, lang: Realization(_name(lang + cui), "terminology"), ["easy", "hard"],
+                                           stratum=lambda cand, real: cand.tier == "easy")
+    assert [c.target_cui for _, c in chosen] == [s.target_cui for s in pools["easy"][:4] + pools["hard"][:4]]
+    assert alloc.filled[("cd", "en")] == 8

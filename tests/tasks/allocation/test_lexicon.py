@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tasks.allocation.lexicon import Lexicon
+from tasks.allocation.lexicon import LanguageNames, Lexicon
 
 
 def lexicon_of_texts(entries: dict[str, str], names: dict[str, str] | None = None) -> Lexicon:
@@ -94,3 +94,22 @@ def test_entry_index_is_the_position_in_cuis_and_minus_1_without_an_entry():
     lex = lexicon_of_texts({"B": "heart", "A": "heart attack"})
     assert lex.cuis == ["A", "B"]  # sorted
     assert [lex.entry_index(c) for c in ("A", "B", "nobody")] == [0, 1, -1]
+
+
+def test_with_names_keeps_entries_and_idf_and_reads_the_new_names_afresh():
+    """A French query's name words: its own (without French stop-words) and the English ones.
+    Everything memoised from the English names (name words, their IDF total, look-alikes) is
+    not carried over; the original lexicon keeps its own."""
+    import math
+
+    lex = lexicon_of_texts({"A": "heart attack", "M": "infarctus de myocarde", "H": "heart", "X": "attack rate"})
+    english = (lex.name_words("A"), lex.coverage("A", "M"), lex.look_alikes("A"))  # memoised first
+    assert english == (frozenset({"heart", "attack"}), 0.0, ["H", "X"])
+    fr = lex.with_names(LanguageNames("fr", lambda cui, lang: {"A": ["Infarctus de myocarde"]}.get(cui, []), lex.names,
+                                      frozenset({"de"})))
+    assert fr.name_words("A") == frozenset({"infarctus", "myocarde", "heart", "attack"})  # "de" is a French stop-word
+    assert fr.idf == lex.idf and fr.cuis == lex.cuis and fr.entry_words("M") == frozenset({"infarctus", "de", "myocarde"})
+    # idf: infarctus and myocarde log(1 + 4/1), heart and attack log(1 + 4/2)
+    assert fr.coverage("A", "M") == pytest.approx(2 * math.log(5) / (2 * math.log(5) + 2 * math.log(3)))
+    assert fr.look_alikes("A") == ["M", "X"]  # the rarest three: infarctus, myocarde, then attack before heart
+    assert (lex.name_words("A"), lex.coverage("A", "M"), lex.look_alikes("A")) == english

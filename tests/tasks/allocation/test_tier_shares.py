@@ -6,9 +6,10 @@ its language's names (without that language's stop-words) and the English ones."
 from __future__ import annotations
 
 import hashlib
+import multiprocessing
 
 from tasks.allocation.allocator import Allocator, Realization, constrained_first
-from tasks.allocation.confusion import ByLanguage, LazyTier, lazy_candidates
+from tasks.allocation.confusion import ByLanguage, LazyTier, computed_on, lazy_candidates
 from tasks.allocation.hierarchy import Hierarchy
 from tasks.allocation.lexicon import LanguageNames, Lexicon, stop_words
 from tasks.allocation.tiers import ConceptInfo, ConfusionCandidate
@@ -125,3 +126,33 @@ def test_a_tier_whose_stratum_runs_out_fills_from_the_other():
     pools = {"easy": _sets(4, "easy"), "hard": _sets(4, "hard")}
     chosen = alloc.allocate_confusion_sets(pools, _realize, ["easy", "hard"], stratum=lambda c, r: c.tier == "easy")
     assert [c.target_cui for _, c in chosen] == [s.target_cui for s in pools["easy"][:2] + pools["hard"][:2]]
+
+
+def _french_names(concepts):
+    """A "French" name per concept: the English name of the next concept (sorted), so that the
+    French name words, and with them the lexical tiers, differ from the English ones."""
+    cuis = sorted(concepts)
+    other = {c: concepts[cuis[(i + 1) % len(cuis)]].name for i, c in enumerate(cuis)}
+    return lambda cui, lang: [other[cui]] if lang == "fr" else []
+
+
+def test_each_language_reads_tier_lists_made_with_its_own_name_words():
+    from tests.tasks.allocation.test_confusion_tiers import K, lexicon_of, synthetic_vocabulary
+
+    concepts, hierarchy = synthetic_vocabulary()
+    targets, lex = sorted(concepts), lexicon_of(concepts)
+    names_in = _french_names(concepts)
+    english = {t: list(v) for t, v in lazy_candidates(concepts, hierarchy, K, 11, targets, lex, True).items()}
+    french_lex = lex.with_names(LanguageNames("fr", names_in, lex.names, stop_words("fr")))
+    french = {t: list(v) for t, v in lazy_candidates(concepts, hierarchy, K, 11, targets, french_lex, True).items()}
+    assert french != english  # the precondition: French name words make other sets
+    by_lang = lazy_candidates(concepts, hierarchy, K, 11, targets, lex, True, names_in=names_in, languages=("en", "fr"))
+    assert set(by_lang) == {"easy", "medium", "hard"} and all(isinstance(v, ByLanguage) for v in by_lang.values())
+    assert all(isinstance(v.for_language(l), LazyTier) for v in by_lang.values() for l in ("en", "fr"))
+    # English reads its English names only (as without languages); French its own and the English
+    assert {t: list(v.for_language("en")) for t, v in by_lang.items()} == english
+    assert {t: list(v.for_language("fr")) for t, v in by_lang.items()} == french
+    # per-language lists are computed in process, whatever the worker count
+    with computed_on(by_lang, 2):
+        assert multiprocessing.active_children() == []
+        assert {t: list(v.for_language("fr")) for t, v in by_lang.items()} == french
