@@ -69,6 +69,16 @@ def constrained_first(languages: list[str], nameable: dict[str, int], quotas: di
     return sorted(languages, key=key)
 
 
+@dataclass
+class _CellFill:
+    """One language's cd cell being filled: what its tiers' sets are placed with."""
+    lang: str
+    stratum: object  # (cand, realization) -> bool, or None
+    realize: object  # (cui, lang) -> Realization | None
+    used_targets: set[str]
+    chosen: list
+
+
 class Allocator:
     def __init__(self, quotas: dict[tuple[str, str], int], languages: list[str], shingle_n: dict[str, int],
                  threshold: float, num_perm: int, seed: int, overlap_scope: str = "all"):
@@ -211,11 +221,11 @@ class Allocator:
         used_targets.add(cand.target_cui)
         return a
 
-    def _fill_tier(self, candidates, lang: str, n: int, want_true: int | None, got: dict[bool, int], stratum, realize,
-                   used_targets: set[str], chosen: list) -> None:
-        """Place this tier's candidates in `lang`'s cell until it holds `n` of them (`got`
+    def _fill_tier(self, candidates, fill: "_CellFill", n: int, want_true: int | None, got: dict[bool, int]) -> None:
+        """Place this tier's candidates in `fill.lang`'s cell until it holds `n` of them (`got`
         counts them by stratum), `want_true` of them in the True stratum where there are
         enough (the other stratum fills the rest once the tier's list is read)."""
+        lang, stratum, realize, used_targets, chosen = fill.lang, fill.stratum, fill.realize, fill.used_targets, fill.chosen
         deferred = []
         for cand in candidates:
             if got[True] + got[False] >= n:
@@ -265,47 +275,60 @@ class Allocator:
         order = self.languages if nameable is None else constrained_first(
             self.languages, nameable, {l: self.quotas.get(("cd", l), 0) for l in self.languages})
         for lang in order:
-            def passed_over(cui: str, lang: str = lang) -> bool:
-                """`_viable_set` is None for any set of this target, whatever its distractors:
-                a tier list need not compute them (at paper scale 7,699 sets were computed
-                for German's 829, most for concepts German cannot name)."""
-                return cui in self.owner or cui in used_targets or realize(cui, lang) is None
-
-            def read(tier: str):
-                got = sets_by_tier.get(tier, [])
-                if hasattr(got, "for_language"):  # one list per language (confusion.ByLanguage)
-                    got = got.for_language(lang)
-                return got.read(passed_over) if hasattr(got, "read") else iter(got)
-
-            quota = self.quotas.get(("cd", lang), 0)
-            per_tier = {t: quota // len(tiers) + (1 if i < quota % len(tiers) else 0) for i, t in enumerate(tiers)}
-            want_true: dict[str, int | None] = {t: None for t in tiers}
-            if stratum is not None and quota:
-                # probe: the stratum of the sets each tier would take, to share them out evenly
-                probe = {t: [] for t in tiers}
-                for tier in tiers:
-                    for cand in read(tier):
-                        if len(probe[tier]) >= 2 * per_tier[tier]:
-                            break
-                        real = self._viable_set(cand, lang, used_targets, realize)
-                        if real is not None:
-                            probe[tier].append(bool(stratum(cand, real)))
-                seen = sum(len(v) for v in probe.values())
-                share = sum(sum(v) for v in probe.values()) / seen if seen else 0.0
-                want_true = {t: round(per_tier[t] * share) for t in tiers}
-            placed = {t: {True: 0, False: 0} for t in tiers}
-            for tier in tiers:
-                self._fill_tier(read(tier), lang, per_tier[tier], want_true[tier], placed[tier], stratum, realize,
-                                used_targets, chosen)
-            # a tier whose pool ran out leaves the rest of its share to the tiers that have
-            # candidates left, in order: a cell takes as many sets as its pools allow (the few
-            # Russian names reach few siblings: equal shares left cd/ru at 172 of 300)
-            for tier in tiers:
-                short = quota - sum(sum(p.values()) for p in placed.values())
-                if short <= 0:
-                    break
-                have = sum(placed[tier].values())
-                want = None if want_true[tier] is None else round((have + short) * share)
-                self._fill_tier(read(tier), lang, have + short, want, placed[tier], stratum, realize, used_targets, chosen)
-                # unused candidates stay available for the next language
+            fill = _CellFill(lang, stratum, realize, used_targets, chosen)
+            self._fill_language(self._tier_reader(sets_by_tier, fill), fill, tiers)
         return chosen
+
+    def _tier_reader(self, sets_by_tier: dict[str, list], fill: "_CellFill"):
+        """`read(tier)`: the tier's candidates for `fill.lang`, in order."""
+        lang, used_targets, realize = fill.lang, fill.used_targets, fill.realize
+
+        def passed_over(cui: str) -> bool:
+            """`_viable_set` is None for any set of this target, whatever its distractors:
+            a tier list need not compute them (at paper scale 7,699 sets were computed
+            for German's 829, most for concepts German cannot name)."""
+            return cui in self.owner or cui in used_targets or realize(cui, lang) is None
+
+        def read(tier: str):
+            got = sets_by_tier.get(tier, [])
+            if hasattr(got, "for_language"):  # one list per language (confusion.ByLanguage)
+                got = got.for_language(lang)
+            return got.read(passed_over) if hasattr(got, "read") else iter(got)
+        return read
+
+    def _stratum_shares(self, read, fill: "_CellFill", per_tier: dict[str, int]) -> tuple[dict[str, int], float]:
+        """Probe the stratum of the sets each tier would take, to share them out evenly: the
+        True-stratum count wanted per tier, and the probed share."""
+        probe: dict[str, list[bool]] = {t: [] for t in per_tier}
+        for tier in per_tier:
+            for cand in read(tier):
+                if len(probe[tier]) >= 2 * per_tier[tier]:
+                    break
+                real = self._viable_set(cand, fill.lang, fill.used_targets, fill.realize)
+                if real is not None:
+                    probe[tier].append(bool(fill.stratum(cand, real)))
+        seen = sum(len(v) for v in probe.values())
+        share = sum(sum(v) for v in probe.values()) / seen if seen else 0.0
+        return {t: round(per_tier[t] * share) for t in per_tier}, share
+
+    def _fill_language(self, read, fill: "_CellFill", tiers: list[str]) -> None:
+        quota = self.quotas.get(("cd", fill.lang), 0)
+        per_tier = {t: quota // len(tiers) + (1 if i < quota % len(tiers) else 0) for i, t in enumerate(tiers)}
+        want_true: dict[str, int | None] = {t: None for t in tiers}
+        share = 0.0
+        if fill.stratum is not None and quota:
+            want_true, share = self._stratum_shares(read, fill, per_tier)
+        placed = {t: {True: 0, False: 0} for t in tiers}
+        for tier in tiers:
+            self._fill_tier(read(tier), fill, per_tier[tier], want_true[tier], placed[tier])
+        # a tier whose pool ran out leaves the rest of its share to the tiers that have
+        # candidates left, in order: a cell takes as many sets as its pools allow (the few
+        # Russian names reach few siblings: equal shares left cd/ru at 172 of 300)
+        for tier in tiers:
+            short = quota - sum(sum(p.values()) for p in placed.values())
+            if short <= 0:
+                break
+            have = sum(placed[tier].values())
+            want = None if want_true[tier] is None else round((have + short) * share)
+            self._fill_tier(read(tier), fill, have + short, want, placed[tier])
+            # unused candidates stay available for the next language

@@ -2,7 +2,7 @@
 (tasks/allocation/tiers.py), memoised, in each tier's seeded order, optionally a batch
 ahead on forked worker processes.
 
-    lazy_candidates(concepts, hierarchy, k, seed, targets, lexicon, ...)  # tier -> LazyTier
+    lazy_candidates(TierPools.build(...), targets, ...)  # tier -> LazyTier
     build_candidates(...)                                                 # tier -> list, all computed
     with computed_on(sets_by_tier, workers): ...                          # the same lists, on workers
 
@@ -32,13 +32,11 @@ def build_candidates(concepts: dict[str, ConceptInfo], hierarchy: Hierarchy, k: 
     feasible tier: a target is used once anyway, and computing all three tiers for every
     candidate target tripled the work at paper scale. Concepts in `excluded` (owned by
     another cell, when overlap covers every role) are never distractors."""
-    lazy = lazy_candidates(concepts, hierarchy, k, seed, targets, lexicon, one_tier_per_target, excluded)
+    lazy = lazy_candidates(TierPools.build(concepts, hierarchy, lexicon, k, seed, excluded), targets, one_tier_per_target)
     return {tier: list(sets) for tier, sets in lazy.items()}
 
 
-def lazy_candidates(concepts: dict[str, ConceptInfo], hierarchy: Hierarchy, k: int, seed: int,
-                    targets: list[str], lexicon: Lexicon, one_tier_per_target: bool = False,
-                    excluded: frozenset[str] = frozenset(), names_in=None,
+def lazy_candidates(pools: TierPools, targets: list[str], one_tier_per_target: bool = False, names_in=None,
                     languages: tuple[str, ...] = ()) -> dict[str, "LazyTier | ByLanguage"]:
     """`build_candidates`' tier lists, each target's sets computed only when a reader of a
     tier list gets to it. A target's sets depend on nothing but the target (and its index),
@@ -52,8 +50,9 @@ def lazy_candidates(concepts: dict[str, ConceptInfo], hierarchy: Hierarchy, k: i
     are lexically is how close they are to what that query can match. English-only name
     words made the French medium tier no harder than easy for BM25 (real test
     accuracy@1 0.545 / 0.556): its look-alikes shared the English name's rare words, which
-    the French query does not have."""
-    pools = TierPools.build(concepts, hierarchy, lexicon, k, seed, excluded)
+    the French query does not have. `pools`: `TierPools.build(concepts, hierarchy, lexicon,
+    k, seed, excluded)`."""
+    seed, lexicon = pools.seed, pools.lexicon
     order = {}
     for tier in TIERS:
         keys = [seeded_order(seed, f"{tier}:{cui}") for cui in targets]

@@ -19,7 +19,7 @@ from tasks.allocation.concept_entries import EntryParts, concept_entry, english_
 from tasks.allocation.confusion import computed_on, lazy_candidates, set_workers
 from tasks.allocation.hierarchy import Hierarchy
 from tasks.allocation.lexicon import Lexicon
-from tasks.allocation.tiers import ConceptInfo
+from tasks.allocation.tiers import ConceptInfo, TierPools
 from tasks.translation.gates import text_gates, translation_gates
 from tasks.translation.memory import TranslationMemory
 from tasks.translation.stage import PROVENANCE_OF_STATUS
@@ -301,8 +301,8 @@ def _confusion_sets(alloc: Allocator, params: AllocationParameters, vocab: dict[
     lexicon = Lexicon.load(lexicon_files, _NamesOf(entries))
     excluded = frozenset(alloc.owner) if params.overlap_scope == "all" else frozenset()
     # computed as the allocator reads them: it stops once the cells are full
-    sets_by_tier = lazy_candidates(concepts, hierarchy, params.distractors, seed, targets, lexicon,
-                                   one_tier_per_target=True, excluded=excluded,
+    sets_by_tier = lazy_candidates(TierPools.build(concepts, hierarchy, lexicon, params.distractors, seed, excluded), targets,
+                                   one_tier_per_target=True,
                                    names_in=realizer.names, languages=tuple(order))
 
     def shares_a_word(cand, real) -> bool:

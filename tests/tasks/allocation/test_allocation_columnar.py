@@ -18,7 +18,7 @@ from tasks.allocation.allocator import seeded_order
 from tasks.allocation.confusion import build_candidates, lazy_candidates
 from tasks.allocation.hierarchy import Hierarchy
 from tasks.allocation.lexicon import Lexicon
-from tasks.allocation.tiers import ConceptInfo, first_sorted
+from tasks.allocation.tiers import ConceptInfo, TierPools, first_sorted
 from tasks.allocation.stage import ranked_names
 
 
@@ -150,7 +150,7 @@ def test_lazy_candidates_are_build_candidates_read_in_any_interleaving(one_tier)
     targets = sorted(concepts)[::2]
     eager = build_candidates(concepts, h, 3, 5, targets, lex, one_tier_per_target=one_tier)
     assert sum(len(v) for v in eager.values()) > 10
-    lazy = lazy_candidates(concepts, h, 3, 5, targets, lex, one_tier_per_target=one_tier)
+    lazy = lazy_candidates(TierPools.build(concepts, h, lex, 3, 5), targets, one_tier_per_target=one_tier)
     # partial reads first (as the allocator stops once a cell is full), then whole lists, twice
     assert next(iter(lazy["hard"]), None) == (eager["hard"][:1] or [None])[0]
     assert list(itertools.islice(lazy["easy"], 2)) == eager["easy"][:2]

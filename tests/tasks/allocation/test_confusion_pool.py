@@ -14,6 +14,7 @@ from common.errors import InputError
 from tasks.allocation import confusion
 from tasks.allocation.allocator import Allocator, Realization
 from tasks.allocation.confusion import build_candidates, computed_on, lazy_candidates, set_workers
+from tasks.allocation.tiers import TierPools
 from tests.tasks.allocation.test_confusion_tiers import DISORDER_TREE, DRUG_TREE, K, lexicon_of, rule_counts, synthetic_vocabulary
 
 SEED = 11
@@ -30,7 +31,7 @@ def vocab():
 
 def _lazy(vocab, batch):
     concepts, hierarchy, targets, lex, _ = vocab
-    lazy = lazy_candidates(concepts, hierarchy, K, SEED, targets, lex, one_tier_per_target=True)
+    lazy = lazy_candidates(TierPools.build(concepts, hierarchy, lex, K, SEED), targets, one_tier_per_target=True)
     lazy["easy"]._sets.batch = batch
     return lazy
 
@@ -181,7 +182,7 @@ def test_a_tier_reader_computes_only_the_tiers_that_decide(vocab, monkeypatch):
     real = confusion._TargetSets._tier_set
     monkeypatch.setattr(confusion._TargetSets, "_tier_set",
                         lambda self, i, tier: computed.append((i, tier)) or real(self, i, tier))
-    lazy = lazy_candidates(concepts, h, K, SEED, targets, lex, one_tier_per_target=True)
+    lazy = lazy_candidates(TierPools.build(concepts, h, lex, K, SEED), targets, one_tier_per_target=True)
     sets = lazy["medium"]._sets
     full = {i: sets._compute(i) for i in range(len(targets))}  # the reference, every target's first feasible tier
     sets._memo.clear()
@@ -203,7 +204,7 @@ def test_a_tier_reader_computes_only_the_tiers_that_decide(vocab, monkeypatch):
 def test_a_tier_reader_of_every_feasible_tier_answers_as_the_full_sets(vocab):
     """Without one tier per target, a target is in every tier it is feasible for."""
     concepts, h, targets, lex, _ = vocab
-    sets = lazy_candidates(concepts, h, K, SEED, targets, lex, one_tier_per_target=False)["easy"]._sets
+    sets = lazy_candidates(TierPools.build(concepts, h, lex, K, SEED), targets, one_tier_per_target=False)["easy"]._sets
     full = [sets._compute(i) for i in range(len(targets))]
     assert sum(len(f) > 1 for f in full) > 5  # targets in more than one tier
     sets._memo.clear()
@@ -225,6 +226,6 @@ def test_every_feasible_tier_unless_asked_for_one_tier_per_target(vocab):
     concepts, h, targets, lex, one_tier = vocab
     every = build_candidates(concepts, h, K, SEED, targets, lex, one_tier_per_target=False)
     assert build_candidates(concepts, h, K, SEED, targets, lex) == every
-    lazy = lazy_candidates(concepts, h, K, SEED, targets, lex)
+    lazy = lazy_candidates(TierPools.build(concepts, h, lex, K, SEED), targets)
     assert {t: list(v) for t, v in lazy.items()} == every
     assert sum(map(len, every.values())) > sum(map(len, one_tier.values()))

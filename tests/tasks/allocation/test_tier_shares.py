@@ -10,9 +10,8 @@ import multiprocessing
 
 from tasks.allocation.allocator import Allocator, Realization, constrained_first
 from tasks.allocation.confusion import ByLanguage, LazyTier, computed_on, lazy_candidates
-from tasks.allocation.hierarchy import Hierarchy
-from tasks.allocation.lexicon import LanguageNames, Lexicon, stop_words
-from tasks.allocation.tiers import ConceptInfo, ConfusionCandidate
+from tasks.allocation.lexicon import LanguageNames, stop_words
+from tasks.allocation.tiers import ConfusionCandidate, TierPools
 
 
 def _name(key: str) -> str:
@@ -142,11 +141,11 @@ def test_each_language_reads_tier_lists_made_with_its_own_name_words():
     concepts, hierarchy = synthetic_vocabulary()
     targets, lex = sorted(concepts), lexicon_of(concepts)
     names_in = _french_names(concepts)
-    english = {t: list(v) for t, v in lazy_candidates(concepts, hierarchy, K, 11, targets, lex, True).items()}
+    english = {t: list(v) for t, v in lazy_candidates(TierPools.build(concepts, hierarchy, lex, K, 11), targets, True).items()}
     french_lex = lex.with_names(LanguageNames("fr", names_in, lex.names, stop_words("fr")))
-    french = {t: list(v) for t, v in lazy_candidates(concepts, hierarchy, K, 11, targets, french_lex, True).items()}
+    french = {t: list(v) for t, v in lazy_candidates(TierPools.build(concepts, hierarchy, french_lex, K, 11), targets, True).items()}
     assert french != english  # the precondition: French name words make other sets
-    by_lang = lazy_candidates(concepts, hierarchy, K, 11, targets, lex, True, names_in=names_in, languages=("en", "fr"))
+    by_lang = lazy_candidates(TierPools.build(concepts, hierarchy, lex, K, 11), targets, True, names_in=names_in, languages=("en", "fr"))
     assert set(by_lang) == {"easy", "medium", "hard"} and all(isinstance(v, ByLanguage) for v in by_lang.values())
     assert all(isinstance(v.for_language(l), LazyTier) for v in by_lang.values() for l in ("en", "fr"))
     # English reads its English names only (as without languages); French its own and the English
