@@ -230,6 +230,9 @@ EQUIVALENT: dict[tuple, str] = {
         "its n = 0 tier fill stops before looking at a candidate",
     ("tasks/allocation/allocator.py", "share = sum(sum(v) for v in probe.values()) / seen if seen else 0.0", "0.0 -> 1.0"):
         "seen is 0 only when no set of the pools is viable for the language: the tiers then take nothing either way",
+    ("tasks/allocation/allocator.py", "share = 0.0", "0.0 -> 1.0"):
+        "the default is read only beside a True-stratum target, and without a stratum (or quota) every tier's "
+        "want_true is None, so the refill never multiplies by it",
     ("tasks/allocation/allocator.py", "got[True] += 1", "True -> False"):
         "without strata (and in the deferred fill) only got[True] + got[False] is read: counting the set on the other "
         "side changes nothing",
