@@ -73,6 +73,35 @@ class TierResult(Strict):
     retrieval_mrr_at_10: float | None
 
 
+TierStepVerdict = Literal["beyond noise", "within noise", "too few sets"]
+
+
+class TierStep(Strict):
+    """One adjacent step of the tier ladder (easy -> medium or medium -> hard) in a cd cell:
+    within-set accuracy@1 of the upper tier minus the lower, and whether that is beyond noise
+    by a one-sided permutation test of the tier labels over the two tiers' per-set scores."""
+
+    upper: Tier  # the easier tier, expected to score higher
+    lower: Tier
+    upper_sets: int
+    lower_sets: int
+    difference: float | None  # upper minus lower accuracy@1 (before rounding); None: a tier has no set
+    p_value: float | None  # one-sided, for "upper > lower"; None: a tier has no set
+    # too few sets: either tier has fewer than statistics.tier_step_min_sets sets (whatever p is);
+    # else beyond noise when p_value < statistics.alpha (p exactly at alpha is within noise)
+    verdict: TierStepVerdict
+
+
+class TierSteps(Strict):
+    """The tier ladder of one retriever on one cd cell and split."""
+
+    retriever: RetrieverName
+    lang: LangCode
+    split: Split
+    steps: list[TierStep]  # easy -> medium, then medium -> hard
+    strictly_ordered: bool  # accuracy@1 easy > medium > hard (point values); false when a tier has no set
+
+
 class MacroAverage(Strict):
     retriever: RetrieverName
     split: Split
@@ -144,6 +173,10 @@ class Statistics(Strict):
     alpha: float
     seed: int
     difficulty_floor: float  # a cell is labelled item_difficulty when every pivot score is below it
+    # the tier steps' permutation test (None in a file written before tier steps were tested):
+    # label patterns enumerated up to this many, else randomization_permutations shuffles
+    tier_step_exact_up_to_patterns: int | None = None
+    tier_step_min_sets: int | None = None  # a step with a tier below this many sets is "too few sets"
 
 
 class EvaluationResults(Strict):
@@ -158,6 +191,7 @@ class EvaluationResults(Strict):
     cells: list[CellResult]
     macro: list[MacroAverage]
     tiers: list[TierResult]
+    tier_steps: list[TierSteps] = []  # in the order of `tiers`: retriever, then cell, then split
     statistics: Statistics
     pivot_gaps: list[PivotGap]
     gap_means: list[GapMean]

@@ -163,6 +163,32 @@ def _missing_lines(res: EvaluationResults, split: str) -> list[str]:
     return lines
 
 
+def _p(x: float | None) -> str:
+    return "-" if x is None else f"{x:.4f}"
+
+
+def tier_step_lines(res: EvaluationResults, split: str) -> list[str]:
+    """Each cd cell's tier ladder for each retriever: both steps, their p-values and verdicts."""
+    rows = [t for t in res.tier_steps if t.split == split]
+    if not rows:
+        return []
+    st = res.statistics
+    lines = ["", f"Tier steps: within-set accuracy@1 of the easier tier minus the harder one, and the one-sided p-value "
+                 f"of \"easier > harder\" from a permutation test of the tier labels over the two tiers' per-set scores "
+                 f"(every labelling enumerated up to {st.tier_step_exact_up_to_patterns}, else "
+                 f"{st.randomization_permutations} seeded shuffles); beyond noise: p < {st.alpha}, read only where both "
+                 f"tiers have at least {st.tier_step_min_sets} sets (else too few sets); strictly ordered: "
+                 "easy > medium > hard on the accuracies.", "",
+             "| retriever | lang | sets easy / medium | easy - medium | p | verdict | sets medium / hard | medium - hard "
+             "| p | verdict | strictly ordered |",
+             "|---|---|---:|---:|---:|---|---:|---:|---:|---|---|"]
+    for t in sorted(rows, key=lambda t: ([r.name for r in res.retrievers].index(t.retriever), _langs(res).index(t.lang))):
+        steps = " | ".join(f"{s.upper_sets} / {s.lower_sets} | {'-' if s.difference is None else f'{s.difference:+.3f}'} | "
+                           f"{_p(s.p_value)} | {s.verdict}" for s in t.steps)
+        lines.append(f"| {t.retriever} | {t.lang} | {steps} | {'yes' if t.strictly_ordered else 'no'} |")
+    return lines
+
+
 def _comparison_lines(res: EvaluationResults, split: str) -> list[str]:
     rows = [c for c in res.comparisons if c.split == split]
     if not rows:
@@ -209,6 +235,7 @@ def results_markdown(res: EvaluationResults, figures: list[str]) -> str:
                                                   _langs(res).index(t.lang), order[t.tier])):
                 lines.append(f"| {t.retriever} | {t.lang} | {t.tier} | {t.count} | {t.ties} | {_f(t.accuracy_at_1)} | "
                              f"{_f(t.mrr)} | {_f(t.retrieval_ndcg_at_10)} | {_f(t.retrieval_mrr_at_10)} |")
+            lines += tier_step_lines(res, split)
         gap = pivot_gap_lines(res, split)
         if gap:
             lines += ["", "### Language gap on the same items (nDCG@10)", ""] + gap

@@ -13,7 +13,8 @@ The language gap of a cell is read on the same items: pivot (its queries asked i
 minus native, paired per query. Every cell score, macro mean and gap carries a 95%
 bootstrap interval over queries (tasks/evaluation/stats.py); two systems are compared on
 each cell with a paired randomization test, Holm-adjusted over the cells. Concept
-discrimination is also scored within each confusion set, per tier. Macro averages cover
+discrimination is also scored within each confusion set, per tier, and each step of the
+tier ladder is tested for being beyond noise (tasks/evaluation/tier_steps.py). Macro averages cover
 the filled cells only; an empty cell (no query in the split) gets no number anywhere.
 Nothing depends on time, paths or thread timing: the same release and runs give
 byte-identical results.json and run files.
@@ -31,7 +32,7 @@ from schemas.config import Language, load_registry
 from schemas.parameters import EvaluationParameters
 from schemas.records import SPLITS, TASKS, TIERS
 from schemas.results import (METRICS, CellResult, Comparison, EvaluationResults, GapMean, Interval, MacroAverage, Metrics,
-                             PivotGap, Retriever, Statistics, TierResult)
+                             PivotGap, Retriever, Statistics, TierResult, TierSteps)
 from tasks.audit.verify import verify_release
 from tasks.evaluation import stats
 from tasks.evaluation.cells import Cell, load_cells, read_manifest
@@ -40,6 +41,7 @@ from tasks.evaluation.outdir import prepare_out
 from tasks.evaluation.metrics import MEASURES, mean, mean_metrics, per_query, within_set
 from tasks.evaluation.retrievers import RetrieverSpec, make_retriever, parse_retrievers
 from tasks.evaluation.runs import format_score, printed, write_qrels, write_run
+from tasks.evaluation.tier_steps import MIN_SETS, tier_steps
 
 DEPTH = 100
 DIFFICULTY_FLOOR = 0.30  # a pivot nDCG@10 below this for every system: the items are hard even in English
@@ -107,8 +109,12 @@ def _prepare_out(out_dir: Path) -> None:
     prepare_out(out_dir)
 
 
-def _tiers(retriever: str, cell: Cell, split: str, searcher, confusion: dict, per_q: dict) -> list[TierResult]:
-    by_tier: dict[str, list[tuple[float, float, bool, str]]] = {t: [] for t in TIERS}
+SetScores = dict[str, list[tuple[float, float, bool, str]]]  # tier -> (accuracy@1, RR, tied, query id) per set
+
+
+def _set_scores(cell: Cell, split: str, searcher, confusion: dict) -> SetScores:
+    """Each cd query's target ranked among its own confusion set, by tier."""
+    by_tier: SetScores = {t: [] for t in TIERS}
     position = {q["_id"]: i for i, q in enumerate(cell.queries)}
     for qid in sorted(cell.qrels[split]):
         s = confusion.get(qid)
@@ -117,6 +123,10 @@ def _tiers(retriever: str, cell: Cell, split: str, searcher, confusion: dict, pe
         members = [s["target_cui"]] + list(s["distractor_cuis"])
         scores = {d: float(format_score(v)) for d, v in searcher.within(position[qid], members).items()}
         by_tier[s["tier"]].append((*within_set(s["target_cui"], scores), qid))
+    return by_tier
+
+
+def _tiers(retriever: str, cell: Cell, split: str, by_tier: SetScores, per_q: dict) -> list[TierResult]:
     out = []
     for tier in TIERS:
         rows = by_tier[tier]
@@ -198,10 +208,11 @@ def _cell_result(system, cell: Cell, split: str, query_set: str, per_q: dict, ru
 
 
 def _score_cell(system, cell: Cell, splits: list[str], out_dir: Path, per_query_all: PerQuery,
-                confusion: dict) -> tuple[list[CellResult], list[TierResult]]:
+                confusion: dict) -> tuple[list[CellResult], list[TierResult], list[TierSteps]]:
     """One system on one cell: its native queries, then its pivot control where it has one."""
     results: list[CellResult] = []
     tiers: list[TierResult] = []
+    steps: list[TierSteps] = []
     for pivot in (False, True):
         if pivot and not cell.pivot_queries:
             continue
@@ -222,8 +233,10 @@ def _score_cell(system, cell: Cell, splits: list[str], out_dir: Path, per_query_
             per_query_all[(system.name, cell.task, cell.lang, s, query_set)] = per_q
             results.append(_cell_result(system, cell, s, query_set, per_q, run, system.run_path(cell, pivot)))
             if cell.task == "cd" and not pivot and searcher is not None:
-                tiers += _tiers(system.name, cell, s, searcher, confusion, per_q)
-    return results, tiers
+                by_tier = _set_scores(cell, s, searcher, confusion)
+                tiers += _tiers(system.name, cell, s, by_tier, per_q)
+                steps.append(tier_steps(system.name, cell.lang, s, {t: [r[0] for r in rows] for t, rows in by_tier.items()}))
+    return results, tiers, steps
 
 
 def _macro(per_q: PerQuery, system: str, split: str, over: str, keys: list[str]) -> list[MacroAverage]:
@@ -315,7 +328,8 @@ def _comparisons(per_q: PerQuery, systems: list, split: str) -> list[Comparison]
 def _statistics() -> Statistics:
     return Statistics(confidence=stats.CONFIDENCE, bootstrap_resamples=stats.RESAMPLES,
                       randomization_permutations=stats.PERMUTATIONS, exact_up_to_queries=stats.EXACT_MAX,
-                      correction="holm", alpha=stats.ALPHA, seed=stats.SEED, difficulty_floor=DIFFICULTY_FLOOR)
+                      correction="holm", alpha=stats.ALPHA, seed=stats.SEED, difficulty_floor=DIFFICULTY_FLOOR,
+                      tier_step_exact_up_to_patterns=stats.EXACT_MAX_PATTERNS, tier_step_min_sets=MIN_SETS)
 
 
 def _write_qrels_files(cells: list[Cell], splits: list[str], out_dir: Path) -> None:
@@ -368,7 +382,7 @@ def evaluate_release(root: Path, retrievers: list[str] | list[RetrieverSpec], ou
     _prepare_out(out_dir)
     _write_qrels_files(cells, splits, out_dir)
     say = progress or (lambda _m: None)
-    results, tiers, per_q = [], [], {}
+    results, tiers, steps, per_q = [], [], [], {}
     todo, done = sum(1 for c in cells if c.queries) * len(systems), 0
     for system in systems:
         for cell in cells:
@@ -376,11 +390,11 @@ def evaluate_release(root: Path, retrievers: list[str] | list[RetrieverSpec], ou
                 results += [CellResult(retriever=system.name, task=cell.task, lang=cell.lang, split=s, queries=0,
                                        documents=len(cell.docs)) for s in splits]
                 continue
-            got, got_tiers = _score_cell(system, cell, splits, out_dir, per_q, confusion)
-            results, tiers, done = results + got, tiers + got_tiers, done + 1
+            got, got_tiers, got_steps = _score_cell(system, cell, splits, out_dir, per_q, confusion)
+            results, tiers, steps, done = results + got, tiers + got_tiers, steps + got_steps, done + 1
             pivots = f" (+ {len(cell.pivot_queries)} pivot queries)" if cell.pivot_queries else ""
             say(f"[{done}/{todo}] {system.name} {cell.name}: {len(cell.queries)} queries{pivots} over {len(cell.docs)} documents")
-    res = _results(info, splits, systems, cells, _Scored(results, tiers, per_q, inputs, run_inputs))
+    res = _results(info, splits, systems, cells, _Scored(results, tiers, steps, per_q, inputs, run_inputs))
     _write_outputs(res, out_dir)
     return res
 
@@ -389,6 +403,7 @@ def evaluate_release(root: Path, retrievers: list[str] | list[RetrieverSpec], ou
 class _Scored:
     results: list[CellResult]
     tiers: list[TierResult]
+    tier_steps: list[TierSteps]
     per_q: PerQuery
     inputs: dict[str, str]  # release files read -> sha256
     run_inputs: dict[str, str]  # run files read -> sha256
@@ -408,6 +423,7 @@ def _results(info: ReleaseInfo, splits: list[str], systems: list, cells: list[Ce
     described = [Retriever(name=x.name, kind=x.kind, parameters=x.parameters(info.languages)) for x in systems]
     return EvaluationResults(release=info.version, build_id=info.build_id, splits=splits, depth=DEPTH, measures=MEASURES,
                              retrievers=described, cells=scored.results, macro=macro, tiers=scored.tiers,
+                             tier_steps=scored.tier_steps,
                              statistics=_statistics(), pivot_gaps=gaps, gap_means=means, pivotless=_pivotless(cells, info),
                              comparisons=comparisons, inputs=scored.inputs, run_inputs=scored.run_inputs)
 

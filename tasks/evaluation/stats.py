@@ -4,23 +4,28 @@
     macro_interval([values...], [key...])   the same for an unweighted mean of cell means
                                             (each cell resampled within itself)
     randomization_p(a, b, key)              paired two-sided test of mean(a) == mean(b)
+    permutation_p_greater(upper, lower, key)
+                                            unpaired one-sided test of mean(upper) > mean(lower)
     holm(p_values)                          Holm's step-down adjustment for several tests
 
-Every draw comes from a generator seeded by `key` (the cell and split, not the retriever),
-so the same queries are resampled for every retriever of a cell (common random numbers:
-two systems' intervals differ by their scores, not by their draws) and the results never
-depend on the order in which cells are evaluated. Pure numpy; no clock, no global state.
+Every draw comes from a generator seeded by `key`, so the results never depend on the order
+in which cells are evaluated. A bootstrap's key is the cell and split, not the retriever: the
+same queries are resampled for every retriever of a cell (common random numbers: two
+systems' intervals differ by their scores, not by their draws). A test's key names what it
+tests (cell, split, systems or tier step). Pure numpy; no clock, no global state.
 """
 from __future__ import annotations
 
 import hashlib
-from itertools import product
+import math
+from itertools import combinations, product
 
 import numpy as np
 
 RESAMPLES = 1000        # bootstrap draws per interval
 PERMUTATIONS = 10000    # random sign flips per randomization test (exact below EXACT_MAX queries)
 EXACT_MAX = 13          # 2**13 = 8192 sign patterns: enumerate them instead of drawing
+EXACT_MAX_PATTERNS = 2 ** EXACT_MAX  # the unpaired test enumerates its label patterns up to as many
 CONFIDENCE = 0.95
 ALPHA = 0.05
 SEED = 20261126
@@ -87,6 +92,34 @@ def randomization_p(a, b, key: str, permutations: int = PERMUTATIONS) -> float:
         chunk = min(left, 1000)
         signs = rng.integers(0, 2, size=(chunk, n), dtype=np.int8).astype(np.float64) * 2 - 1
         hits += int(np.count_nonzero(np.abs(signs @ d) >= observed - tol))
+        left -= chunk
+    return (hits + 1) / (permutations + 1)
+
+
+def permutation_p_greater(upper, lower, key: str, permutations: int = PERMUTATIONS) -> float:
+    """One-sided p-value of "mean(upper) > mean(lower)" from an unpaired permutation test.
+
+    The two groups hold different items (the sets of two tiers), so under the null hypothesis
+    the group labels are exchangeable: every way of choosing len(upper) of the pooled values
+    as "upper" is equally likely. With both sizes fixed, mean(upper) - mean(lower) rises with
+    the upper group's sum alone, so that sum is the statistic. Up to EXACT_MAX_PATTERNS label
+    patterns every one is enumerated (the exact p-value); above, `permutations` shuffles are
+    drawn from a generator seeded by `key` and the observed labelling counts too."""
+    u, l = np.asarray(upper, dtype=np.float64), np.asarray(lower, dtype=np.float64)
+    if len(u) == 0 or len(l) == 0:
+        raise ValueError("permutation_p_greater: both groups need at least one value")
+    pooled, k = np.concatenate([u, l]), len(u)
+    observed = float(u.sum())
+    tol = 1e-9 * max(1.0, abs(observed))  # the same sum added in another order may differ in its last bits
+    if math.comb(len(pooled), k) <= EXACT_MAX_PATTERNS:
+        chosen = np.array(list(combinations(range(len(pooled)), k)))
+        return float(np.mean(pooled[chosen].sum(axis=1) >= observed - tol))
+    rng = rng_for(f"permutation|{key}|{k}|{len(l)}")
+    hits, left = 0, permutations
+    while left:
+        chunk = min(left, 1000)
+        shuffled = rng.permuted(np.tile(pooled, (chunk, 1)), axis=1)
+        hits += int(np.count_nonzero(shuffled[:, :k].sum(axis=1) >= observed - tol))
         left -= chunk
     return (hits + 1) / (permutations + 1)
 

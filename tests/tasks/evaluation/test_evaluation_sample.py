@@ -2,10 +2,12 @@
 from __future__ import annotations
 
 import json
+from fractions import Fraction
 from pathlib import Path
 
 import pytest
 
+from schemas.records import TIERS
 from schemas.results import EvaluationResults
 from tasks.audit.stage import audit_release
 from tasks.evaluation.metrics import per_query
@@ -107,3 +109,61 @@ def test_runs_written_by_an_outside_script_are_scored_with_pivots(sample_build, 
         expected = sum(per.get(q, {}).get("ndcg_cut_10", 0.0) for q in qrels) / len(qrels)
         assert abs(c.metrics.ndcg_at_10 - expected) < 5e-5, (c.task, c.lang, c.query_set)
         assert c.missing_queries == sum(1 for q in qrels if q not in run)
+
+
+def _within_set_from_run(run: dict[str, float], target: str, members: list[str]) -> Fraction:
+    """accuracy@1 of `target` among `members` from a BM25 run file alone: a member the run
+    lacks scored 0 (the sample's cd corpora hold fewer documents than a run's depth, so the
+    run lists every document BM25 scores above 0); a tie counts as 1 / (tied members + 1)."""
+    scores = {m: run.get(m, 0.0) for m in members}
+    above = sum(1 for m in members if m != target and scores[m] > scores[target])
+    tied = sum(1 for m in members if m != target and scores[m] == scores[target])
+    return Fraction(0) if above else Fraction(1, tied + 1)
+
+
+def test_the_tier_steps_of_the_sample_rescore_from_the_run_files(sample_build, tmp_path):
+    """`mmedbench evaluate` as a user runs it: each cd cell's tier steps in results.json are
+    what its run file, qrels and confusion sets give, with the p-value enumerated in exact
+    arithmetic, and each cell has its row in results.md."""
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT, SAMPLE_LANGUAGES
+    from tests.tasks.evaluation.test_tier_steps import exact_p
+
+    release, out_dir = sample_build["release"], tmp_path / "res"
+    out = subprocess.run([sys.executable, "-m", "mmedbench.cli", "evaluate", str(release), "-r", "bm25", "--out", str(out_dir),
+                          "-q"], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    res = EvaluationResults.model_validate_json((out_dir / "results.json").read_text())
+    assert sorted(t.lang for t in res.tier_steps) == sorted(SAMPLE_LANGUAGES)
+    assert (res.statistics.tier_step_min_sets, res.statistics.tier_step_exact_up_to_patterns) == (80, 8192)
+    sets = {s["set_id"]: s for s in map(json.loads, (release / "cd" / "confusion_sets.jsonl").read_text().splitlines())}
+    md = (out_dir / "results.md").read_text()
+    compared = 0
+    for ladder in res.tier_steps:
+        run: dict[str, dict[str, float]] = {}
+        for line in (out_dir / "runs" / "bm25" / f"cd-{ladder.lang}.trec").read_text().splitlines():
+            q, _q0, d, _rank, score, _tag = line.split()
+            run.setdefault(q, {})[d] = float(score)
+        qrels = (release / "cd" / ladder.lang / "qrels" / "test.tsv").read_text().splitlines()[1:]
+        test_ids = sorted({line.split("\t")[0] for line in qrels})
+        per_tier: dict[str, list[Fraction]] = {t: [] for t in TIERS}
+        for q in test_ids:
+            s = sets[q]
+            members = [s["target_cui"]] + s["distractor_cuis"]
+            per_tier[s["tier"]].append(_within_set_from_run(run.get(q, {}), s["target_cui"], members))
+        means = {t: sum(v) / len(v) for t, v in per_tier.items() if v}
+        for step in ladder.steps:
+            xs, ys = per_tier[step.upper], per_tier[step.lower]
+            assert (step.upper_sets, step.lower_sets, step.verdict) == (len(xs), len(ys), "too few sets")  # < 80 sets
+            if not (xs and ys):
+                assert step.difference is None and step.p_value is None
+                continue
+            assert abs(step.difference - float(means[step.upper] - means[step.lower])) <= 5e-7  # 6 decimals
+            assert step.p_value == round(float(exact_p(xs, ys)), 6)
+            compared += 1
+        assert ladder.strictly_ordered == (len(means) == 3 and means["easy"] > means["medium"] > means["hard"])
+        first = ladder.steps[0]
+        assert f"| bm25 | {ladder.lang} | {first.upper_sets} / {first.lower_sets} | " in md
+    assert compared == 2 * len(SAMPLE_LANGUAGES)  # the sample fills every tier of every cd cell's test split

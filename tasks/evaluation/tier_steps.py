@@ -1,0 +1,49 @@
+"""Whether a cd cell's tiers are ordered for a retriever: each adjacent step beyond noise.
+
+    tier_steps(retriever, lang, split, {tier: [per-set accuracy@1, ...]}) -> TierSteps
+
+A step (easy -> medium, medium -> hard) is the upper tier's within-set accuracy@1 minus the
+lower's. Its one-sided p-value for "upper > lower" is an unpaired permutation test of the
+tier labels over the two tiers' per-set scores (a tie counts as its expectation, as in the
+tier table), seeded by cell, retriever, split and step (tasks/evaluation/stats.py). A step
+is only read when both tiers hold MIN_SETS sets: below that its verdict is "too few sets".
+"""
+from __future__ import annotations
+
+from schemas.records import TIERS
+from schemas.results import TierStep, TierSteps, TierStepVerdict
+from tasks.evaluation import stats
+from tasks.evaluation.metrics import mean
+
+MIN_SETS = 80  # issue #30's bar: a step is read only where both tiers have this many sets
+
+
+def step_verdict(upper_sets: int, lower_sets: int, p_value: float | None) -> TierStepVerdict:
+    """"too few sets" under MIN_SETS in either tier; else beyond noise when p < alpha
+    (a p exactly at alpha is within noise)."""
+    if min(upper_sets, lower_sets) < MIN_SETS or p_value is None:
+        return "too few sets"
+    return "beyond noise" if p_value < stats.ALPHA else "within noise"
+
+
+def step_key(lang: str, split: str, retriever: str, upper: str, lower: str) -> str:
+    """The seed of a step's permutations: its cell, split, retriever and step."""
+    return f"cd/{lang}/{split}|{retriever}|{upper}>{lower}"
+
+
+def _step(retriever: str, lang: str, split: str, upper: tuple[str, list[float]], lower: tuple[str, list[float]]) -> TierStep:
+    (hi, xs), (lo, ys) = upper, lower
+    filled = bool(xs) and bool(ys)
+    p = stats.permutation_p_greater(xs, ys, step_key(lang, split, retriever, hi, lo)) if filled else None
+    return TierStep(upper=hi, lower=lo, upper_sets=len(xs), lower_sets=len(ys),
+                    difference=round(mean(xs) - mean(ys), 6) if filled else None,
+                    p_value=None if p is None else round(p, 6), verdict=step_verdict(len(xs), len(ys), p))
+
+
+def tier_steps(retriever: str, lang: str, split: str, per_set: dict[str, list[float]]) -> TierSteps:
+    """The two steps of a cell's ladder from each tier's per-set within-set accuracy@1."""
+    ladder = [(t, list(per_set.get(t, []))) for t in TIERS]
+    steps = [_step(retriever, lang, split, a, b) for a, b in zip(ladder, ladder[1:])]
+    ordered = all(s.difference is not None for s in steps) and all(
+        mean(a[1]) > mean(b[1]) for a, b in zip(ladder, ladder[1:]))
+    return TierSteps(retriever=retriever, lang=lang, split=split, steps=steps, strictly_ordered=ordered)
