@@ -13,6 +13,7 @@ import pyarrow.parquet as pq
 
 from schemas.config import Language
 from schemas.drops import DROP_TABLE, GATE_TABLE, Drop, drop_rows
+from schemas.gates import UNREALIZED_TEXT, gate_key
 from schemas.parameters import AllocationParameters
 from tasks.allocation.allocator import Allocator, Candidate, Realization, seeded_order
 from tasks.allocation.concept_entries import EntryParts, concept_entry, english_queries, entry_parts, first_fair_query
@@ -84,13 +85,13 @@ class ConceptRealizer:
         entry = self.tm.lookup(parts.name, "en", lang)
         if entry is None:
             return None
-        reasons = translation_gates(parts.name, entry.target, self.languages["en"], lang_def, self.backend)
-        if reasons:
-            for r in reasons:
-                self.rejections[f"{lang}: {r.split(':')[0]}"] += 1
+        failures = translation_gates(parts.name, entry.target, self.languages["en"], lang_def, self.backend)
+        if failures:
+            for f in failures:
+                self.rejections[gate_key(lang, f.gate)] += 1
             return None
         if first_fair_query([entry.target], parts) is None:
-            self.rejections[f"{lang}: gives its entry away"] += 1
+            self.rejections[gate_key(lang, "gives its entry away")] += 1
             return None
         return Realization(entry.target, PROVENANCE_OF_STATUS[entry.status])
 
@@ -237,11 +238,13 @@ def _realizations(realized: list[str]) -> tuple[dict[str, dict[str, Realization]
     gate_rejections: Counter = Counter()
     for s in realized:
         for r in table_rows(pq.read_table(s)):
-            if r["rejected"] is None:
+            if r["unrealized"] is not None:
+                if r["unrealized"] == "no-pivot":
+                    gate_rejections[gate_key(r["lang"], UNREALIZED_TEXT["no-pivot"])] += 1
+            elif r["gates"]:
+                gate_rejections.update(gate_key(r["lang"], g) for g in r["gates"])
+            else:
                 reals[r["id"]][r["lang"]] = Realization(r["text"], r["provenance"])
-            elif r["rejected"] != "no translation in memory":
-                for reason in r["rejected"].split("; "):
-                    gate_rejections[f"{r['lang']}: {reason.split(':')[0]}"] += 1
     return reals, gate_rejections
 
 
