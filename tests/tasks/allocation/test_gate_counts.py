@@ -1,12 +1,13 @@
 """The allocation stage counts gate rejections from the gates' typed names (the realized
-table's `gates` column, `GateFailure.gate`), never from reason text."""
+table's `gates` column, `GateFailure.gate`), never from reason text; a text never made (no
+English pivot, no translation in memory) is counted apart from them, by its typed cause."""
 from __future__ import annotations
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from tasks.allocation.allocator import Realization
-from tasks.allocation.stage import _realizations
+from tasks.allocation.stage import _realizations, _write_tables
 from tasks.translation.stage import REALIZED_SCHEMA
 
 
@@ -40,21 +41,33 @@ def _shards(tmp_path, fr=SHARD_FR, en_ja=SHARD_EN_JA) -> list[str]:
 
 
 def test_realizations_count_the_gates_column(tmp_path):
-    reals, gate_rejections = _realizations(_shards(tmp_path))
+    reals, gate_rejections, unrealized = _realizations(_shards(tmp_path))
     assert dict(reals) == {"q1": {"fr": Realization("Quel est le traitement ?", "native")}}
-    # still counted with the gates (next commit: apart); "no translation in memory" is not
-    assert dict(gate_rejections) == {"en: numbers": 1, "fr: langid": 1, "fr: copy": 1, "ja: script": 1,
-                                     "en: no English pivot": 1, "fr: no English pivot": 1}
+    assert dict(gate_rejections) == {"en: numbers": 1, "fr: langid": 1, "fr: copy": 1, "ja: script": 1}
+    # no text to gate: counted apart, by cause (was "en: no English pivot" among the gates)
+    assert dict(unrealized) == {("en", "no-pivot"): 1, ("fr", "no-pivot"): 1, ("fr", "no-translation"): 1}
+
+
+def test_the_counts_tables_hold_gates_and_unrealized_texts_apart(tmp_path):
+    _, gate_rejections, unrealized = _realizations(_shards(tmp_path))
+    paths = _write_tables(tmp_path, [], [], gate_rejections, unrealized)
+    assert pq.read_table(paths["gates"]).to_pylist() == [
+        {"gate": "en: numbers", "rejections": 1}, {"gate": "fr: copy", "rejections": 1},
+        {"gate": "fr: langid", "rejections": 1}, {"gate": "ja: script", "rejections": 1}]
+    assert pq.read_table(paths["unrealized"]).to_pylist() == [
+        {"lang": "en", "unrealized": "no-pivot", "items": 1}, {"lang": "fr", "unrealized": "no-pivot", "items": 1},
+        {"lang": "fr", "unrealized": "no-translation", "items": 1}]
 
 
 def test_a_reason_text_with_separators_does_not_change_the_counts(tmp_path):
     """The reason text is for people: rewriting it (here into a sentence full of "; " and
     ":") leaves the counts as they were, since they come from the gates column."""
     (tmp_path / "before").mkdir(), (tmp_path / "after").mkdir()
-    _, before = _realizations(_shards(tmp_path / "before"))
+    _, gates_before, unrealized_before = _realizations(_shards(tmp_path / "before"))
     reworded = [{**r, "rejected": "a; b: c; d" if r["rejected"] else None} for r in SHARD_FR + SHARD_EN_JA]
-    _, after = _realizations(_shards(tmp_path / "after", reworded[:len(SHARD_FR)], reworded[len(SHARD_FR):]))
-    assert after == before
+    _, gates_after, unrealized_after = _realizations(_shards(tmp_path / "after", reworded[:len(SHARD_FR)],
+                                                               reworded[len(SHARD_FR):]))
+    assert (gates_after, unrealized_after) == (gates_before, unrealized_before)
 
 
 def test_the_concept_realizer_counts_each_failed_gate_and_a_giveaway():
