@@ -11,7 +11,9 @@ read back out of them:
   with what groups items (the cells that own its key concepts).
 
 Gate rejections are counts per (language, gate) and have a table of their own
-(`GATE_TABLE`), not rows of the drop table.
+(`GATE_TABLE`), not rows of the drop table. Items that offer no text in a language (no
+English pivot, or no translation of it in the memory: schemas.gates.Unrealized) failed no
+gate and are counted apart, per (language, cause) (`UNREALIZED_TABLE`).
 """
 from __future__ import annotations
 
@@ -98,9 +100,11 @@ def drop_counts(drops: Iterable[Drop]) -> dict[str, int]:
     return dict(sorted(Counter(d.tally for d in drops).items()))
 
 
-# the allocation stage's tables (work dir): drops as records, gate rejections as counts
+# the allocation stage's tables (work dir): drops as records, gate rejections and unrealized
+# texts as counts (`unrealized`: a schemas.gates.Unrealized code)
 DROP_TABLE = pa.schema([("id", pa.string()), ("stage", pa.string()), ("code", pa.string()), ("detail", pa.string())])
 GATE_TABLE = pa.schema([("gate", pa.string()), ("rejections", pa.int64())])
+UNREALIZED_TABLE = pa.schema([("lang", pa.string()), ("unrealized", pa.string()), ("items", pa.int64())])
 
 
 def drop_rows(drops: Iterable[Drop]) -> list[dict]:

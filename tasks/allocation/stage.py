@@ -12,7 +12,8 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from schemas.config import Language
-from schemas.drops import DROP_TABLE, GATE_TABLE, Drop, drop_rows
+from schemas.drops import DROP_TABLE, GATE_TABLE, UNREALIZED_TABLE, Drop, drop_rows
+from schemas.gates import gate_key
 from schemas.parameters import AllocationParameters
 from tasks.allocation.allocator import Allocator, Candidate, Realization, seeded_order
 from tasks.allocation.concept_entries import EntryParts, concept_entry, english_queries, entry_parts, first_fair_query
@@ -84,13 +85,13 @@ class ConceptRealizer:
         entry = self.tm.lookup(parts.name, "en", lang)
         if entry is None:
             return None
-        reasons = translation_gates(parts.name, entry.target, self.languages["en"], lang_def, self.backend)
-        if reasons:
-            for r in reasons:
-                self.rejections[f"{lang}: {r.split(':')[0]}"] += 1
+        failures = translation_gates(parts.name, entry.target, self.languages["en"], lang_def, self.backend)
+        if failures:
+            for f in failures:
+                self.rejections[gate_key(lang, f.gate)] += 1
             return None
         if first_fair_query([entry.target], parts) is None:
-            self.rejections[f"{lang}: gives its entry away"] += 1
+            self.rejections[gate_key(lang, "gives its entry away")] += 1
             return None
         return Realization(entry.target, PROVENANCE_OF_STATUS[entry.status])
 
@@ -231,18 +232,21 @@ def index_entries(vocab: dict, out_dir: str) -> dict[str, str]:
     return Lexicon.from_texts(entries.cuis, owner, texts, {}, english_stop_words()).save(Path(out_dir) / "lexicon")
 
 
-def _realizations(realized: list[str]) -> tuple[dict[str, dict[str, Realization]], Counter]:
-    """Each item's texts by language, and the translation gates' rejections by "lang: gate"."""
+def _realizations(realized: list[str]) -> tuple[dict[str, dict[str, Realization]], Counter, Counter]:
+    """Each item's texts by language; the translation gates' rejections by "lang: gate"; and
+    the texts never made, by (lang, Unrealized code): they failed no gate (nothing to gate)."""
     reals: dict[str, dict[str, Realization]] = defaultdict(dict)
     gate_rejections: Counter = Counter()
+    unrealized: Counter = Counter()
     for s in realized:
         for r in table_rows(pq.read_table(s)):
-            if r["rejected"] is None:
+            if r["unrealized"] is not None:
+                unrealized[(r["lang"], r["unrealized"])] += 1
+            elif r["gates"]:
+                gate_rejections.update(gate_key(r["lang"], g) for g in r["gates"])
+            else:
                 reals[r["id"]][r["lang"]] = Realization(r["text"], r["provenance"])
-            elif r["rejected"] != "no translation in memory":
-                for reason in r["rejected"].split("; "):
-                    gate_rejections[f"{r['lang']}: {reason.split(':')[0]}"] += 1
-    return reals, gate_rejections
+    return reals, gate_rejections, unrealized
 
 
 def grounding_verdict(item: dict, grounding: dict) -> Drop | None:
@@ -335,13 +339,16 @@ def _assignment_rows(alloc: Allocator, chosen: list, items: dict[str, dict], use
     return sorted(rows, key=lambda r: (r["task"], r["lang"], r["id"]))
 
 
-def _write_tables(out: Path, rows: list[dict], drops: list[Drop], gate_rejections: Counter) -> dict[str, str]:
+def _write_tables(out: Path, rows: list[dict], drops: list[Drop], gate_rejections: Counter,
+                  unrealized: Counter) -> dict[str, str]:
     paths = {"assignments": str(out / "assignments.parquet"), "dropped": str(out / "dropped.parquet"),
-             "gates": str(out / "gate_rejections.parquet")}
+             "gates": str(out / "gate_rejections.parquet"), "unrealized": str(out / "unrealized.parquet")}
     write_parquet(pa.Table.from_pylist(rows, schema=ASSIGNMENT_SCHEMA), Path(paths["assignments"]))
     write_parquet(pa.Table.from_pylist(drop_rows(drops), schema=DROP_TABLE), Path(paths["dropped"]))
     gates = [{"gate": k, "rejections": v} for k, v in sorted(gate_rejections.items())]
     write_parquet(pa.Table.from_pylist(gates, schema=GATE_TABLE), Path(paths["gates"]))
+    missing = [{"lang": lang, "unrealized": code, "items": n} for (lang, code), n in sorted(unrealized.items())]
+    write_parquet(pa.Table.from_pylist(missing, schema=UNREALIZED_TABLE), Path(paths["unrealized"]))
     return paths
 
 
@@ -353,7 +360,7 @@ def allocate_cells(params: AllocationParameters, item_shards: list[str], grounde
     order = list(params.targets)
     items = {r["id"]: r for s in item_shards for r in table_rows(pq.read_table(s))}
     ground = {r["id"]: r for s in grounded for r in table_rows(pq.read_table(s))}
-    reals, gate_rejections = _realizations(realized)
+    reals, gate_rejections, unrealized = _realizations(realized)
     cell_quotas = {(task, lang): params.quotas[task] for task in ("xqa", "evidence", "cd") for lang in order}
     alloc = Allocator(cell_quotas, order, {k: v.shingle_n for k, v in params.languages.items()}, params.dedup_threshold,
                       params.dedup_num_perm, params.seed, overlap_scope=params.overlap_scope)
@@ -362,4 +369,5 @@ def allocate_cells(params: AllocationParameters, item_shards: list[str], grounde
     alloc.allocate_items(cands)
     chosen, realizer_rejections = _confusion_sets(alloc, params, vocab, lexicon_files)
     gate_rejections.update(realizer_rejections)
-    return _write_tables(Path(out_dir), _assignment_rows(alloc, chosen, items, used), drops + alloc.drops, gate_rejections)
+    return _write_tables(Path(out_dir), _assignment_rows(alloc, chosen, items, used), drops + alloc.drops, gate_rejections,
+                         unrealized)

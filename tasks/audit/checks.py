@@ -302,8 +302,8 @@ def check_language(rel: Release, languages: dict[str, Language], backend: str | 
             detect_languages([q.get("text", "") for _, q in c["queries"]], lang.code, backend)
             for line, q in c["queries"]:
                 n += 1
-                for reason in text_gates(q.get("text", ""), lang, backend):
-                    failures.append(f"{cell}/queries.jsonl:{line}: {reason}")
+                for failure in text_gates(q.get("text", ""), lang, backend):  # its str(): the gate's sentence
+                    failures.append(f"{cell}/queries.jsonl:{line}: {failure}")
     return _check("language_and_script", failures, f"{n} queries in their cell's language and script")
 
 

@@ -329,6 +329,10 @@ def _dropped(report: dict) -> list[str]:
     lines = ["## Dropped items", ""] + [f"- {reason}: {n}" for reason, n in sorted(report["dropped_by_reason"].items())]
     if report["gate_rejections"]:
         lines += ["", "Translation gate rejections:", ""] + [f"- {k}: {v}" for k, v in sorted(report["gate_rejections"].items())]
+    if report["unrealized"]:
+        lines += ["", "Texts never made, per source item and language (no English pivot to translate, or no translation "
+                  "of it in the translation memory: nothing reached the gates):", ""]
+        lines += [f"- {k}: {v}" for k, v in sorted(report["unrealized"].items())]
     return lines + ["", "Every dropped item and its reason is in `build_report.json`.", ""]
 
 

@@ -16,6 +16,7 @@ import pyarrow.parquet as pq
 from common.errors import InputError
 from common.jsonio import atomic_write, dumps, file_digest
 from schemas.drops import drop_counts, drops_from_rows
+from schemas.gates import UNREALIZED_TEXT
 from schemas.records import CONFUSION_SET_ARROW, DOCUMENT_ARROW, QUERY_ARROW, TASKS
 from tasks.allocation.concept_entries import AnswerEntries, concept_entry, entry_parts
 from umls.hpo import read_phenotypes
@@ -213,12 +214,16 @@ def write_confusion_sets(rows: list[dict], cd_dir: Path) -> None:
     write_parquet(pa.Table.from_pylist(rows, schema=CONFUSION_SET_ARROW), cd_dir / "confusion_sets.parquet")
 
 
-def write_build_report(dropped: str, gates: str, counts: dict, quotas: dict[str, int], out_dir: Path,
+def write_build_report(dropped: str, gates: str, unrealized: str, counts: dict, quotas: dict[str, int], out_dir: Path,
                        vocabulary_code_names: dict | None = None) -> dict:
-    """`vocabulary_code_names`: what each code-keyed name list mapped and dropped, by reason
-    (umls/code_names.py); in the report only when the build has such lists."""
+    """`gates`, `unrealized`: the allocation stage's counts of gate rejections and of texts
+    never made (UNREALIZED_TABLE: no English pivot, no translation in memory; not gate
+    rejections). `vocabulary_code_names`: what each code-keyed name list mapped and dropped,
+    by reason (umls/code_names.py); in the report only when the build has such lists."""
     drops = drops_from_rows(table_rows(pq.read_table(dropped)))
     gate_counts = {r["gate"]: r["rejections"] for r in table_rows(pq.read_table(gates))}
+    unrealized_counts = {f"{r['lang']}: {UNREALIZED_TEXT[r['unrealized']]}": r["items"]
+                         for r in table_rows(pq.read_table(unrealized))}
     short = {}
     for cell, c in counts.items():
         quota = quotas[cell.split("/")[0]]
@@ -228,6 +233,7 @@ def write_build_report(dropped: str, gates: str, counts: dict, quotas: dict[str,
         "dropped": [d.report_row() for d in drops],
         "dropped_by_reason": drop_counts(drops),
         "gate_rejections": gate_counts,
+        "unrealized": unrealized_counts,
         "cells_short_of_quota": short,
     }
     if vocabulary_code_names:

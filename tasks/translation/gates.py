@@ -1,6 +1,7 @@
-"""Translation and language gates: small pure functions, each returning a reason or None.
+"""Translation and language gates: small pure functions, each returning a `GateFailure` or None.
 
-A text that fails a gate is excluded with that reason, counted in the build report.
+A text that fails a gate is excluded; the failure's str() is the reason written down, its
+`gate` what the build report counts (schemas/gates.py).
 """
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import re
 import unicodedata
 
 from schemas.config import Language
+from schemas.gates import GateFailure
 from common.text import CJK_SCRIPTS, normalize, script_profile
 
 LANGID_MIN_CHARS = 20  # below this (CJK) langdetect is noise; the script gate still applies
@@ -52,21 +54,21 @@ def detect_languages(texts, expected: str | None = None, backend: str | None = N
         return
 
 
-def script_gate(text: str, lang: Language) -> str | None:
+def script_gate(text: str, lang: Language) -> GateFailure | None:
     prof = script_profile(text)
     letters = sum(prof.values())
     if letters == 0:
-        return "script: no letters"
+        return GateFailure("script", "no letters")
     for s in lang.forbid_scripts:
         if prof.get(s):
-            return f"script: contains {s}, not expected in {lang.code}"
+            return GateFailure("script", f"contains {s}, not expected in {lang.code}")
     share = sum(prof.get(s, 0) for s in lang.scripts) / letters
     if share < lang.min_script_share:
         main = prof.most_common(1)[0][0]
-        return f"script: {share:.0%} of letters in {'/'.join(lang.scripts)} (mostly {main})"
+        return GateFailure("script", f"{share:.0%} of letters in {'/'.join(lang.scripts)} (mostly {main})")
     if lang.code == "ja" and not (prof.get("Hiragana") or prof.get("Katakana")):
         if not (lang.all_han_ok and len(normalize(text)) <= SHORT_TERM_CHARS):
-            return "script: Japanese sentence without kana"
+            return GateFailure("script", "Japanese sentence without kana")
     return None
 
 
@@ -79,7 +81,7 @@ DETECTED_SCRIPTS = {
 }
 
 
-def langid_gate(text: str, lang: Language, backend: str | None = None) -> str | None:
+def langid_gate(text: str, lang: Language, backend: str | None = None) -> GateFailure | None:
     """Language ID decides between languages that share a script (fr/es/en, ru/uk).
 
     An answer whose script is not the text's majority script is discarded: langdetect
@@ -100,18 +102,18 @@ def langid_gate(text: str, lang: Language, backend: str | None = None) -> str | 
         prof = script_profile(text)
         if prof.get("Hiragana") or prof.get("Katakana") or len(normalize(text)) <= SHORT_TERM_CHARS:
             return None
-    return f"langid: detected {got}, expected {lang.code}"
+    return GateFailure("langid", f"detected {got}, expected {lang.code}")
 
 
-def copy_gate(source: str, target: str) -> str | None:
-    return "copy: translation equals its source" if normalize(source) == normalize(target) else None
+def copy_gate(source: str, target: str) -> GateFailure | None:
+    return GateFailure("copy", "translation equals its source") if normalize(source) == normalize(target) else None
 
 
 def _is_cjk(lang: Language) -> bool:
     return bool(CJK_SCRIPTS & set(lang.scripts))
 
 
-def length_ratio_gate(source: str, target: str, src: Language, tgt: Language) -> str | None:
+def length_ratio_gate(source: str, target: str, src: Language, tgt: Language) -> GateFailure | None:
     s, t = len(normalize(source)), len(normalize(target))
     if s < 15 or (not _is_cjk(src) and len(source.split()) < LANGID_MIN_WORDS):
         return None  # terms translate to a single word or a long phrase; ratios mean nothing
@@ -122,7 +124,7 @@ def length_ratio_gate(source: str, target: str, src: Language, tgt: Language) ->
         lo, hi = (0.8, 10.0)
     ratio = t / s
     if not lo <= ratio <= hi:
-        return f"length: ratio {ratio:.2f} outside [{lo}, {hi}]"
+        return GateFailure("length", f"ratio {ratio:.2f} outside [{lo}, {hi}]")
     return None
 
 
@@ -136,27 +138,28 @@ def numbers(text: str) -> list[str]:
     return sorted(re.findall(r"\d+", t))
 
 
-def numbers_gate(source: str, target: str, tgt: Language) -> str | None:
+def numbers_gate(source: str, target: str, tgt: Language) -> GateFailure | None:
     missing = sorted(set(numbers(source)) - set(numbers(target)))
     if missing:
-        return f"numbers: {', '.join(missing)} missing from the translation"
+        return GateFailure("numbers", f"{', '.join(missing)} missing from the translation")
     if "Latin" in tgt.scripts:
         s, t = normalize(source), normalize(target)
         lost = [u for u in _UNITS if re.search(rf"(?<![a-zµ]){re.escape(u)}(?![a-z])", s) and u not in t]
         if lost:
-            return f"units: {', '.join(lost)} missing from the translation"
+            return GateFailure("units", f"{', '.join(lost)} missing from the translation")
     return None
 
 
-def text_gates(text: str, lang: Language, backend: str | None = None) -> list[str]:
+def text_gates(text: str, lang: Language, backend: str | None = None) -> list[GateFailure]:
     """Gates for any query text in `lang` (native, terminology or translated)."""
-    return [r for r in (script_gate(text, lang), langid_gate(text, lang, backend)) if r]
+    return [f for f in (script_gate(text, lang), langid_gate(text, lang, backend)) if f is not None]
 
 
-def translation_gates(source: str, target: str, src: Language, tgt: Language, backend: str | None = None) -> list[str]:
-    """All gates for a translation; empty list means accepted."""
-    reasons = text_gates(target, tgt, backend)
-    for r in (copy_gate(source, target), length_ratio_gate(source, target, src, tgt), numbers_gate(source, target, tgt)):
-        if r:
-            reasons.append(r)
-    return reasons
+def translation_gates(source: str, target: str, src: Language, tgt: Language,
+                      backend: str | None = None) -> list[GateFailure]:
+    """All gates for a translation, in a fixed order; empty list means accepted."""
+    failures = text_gates(target, tgt, backend)
+    for f in (copy_gate(source, target), length_ratio_gate(source, target, src, tgt), numbers_gate(source, target, tgt)):
+        if f is not None:
+            failures.append(f)
+    return failures

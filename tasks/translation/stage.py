@@ -2,7 +2,8 @@
 
 Order of sources (DESIGN.md §3): native text; for English, the item's pivot; the
 translation memory. Every non-native text passes the gates first; a rejection is kept
-with its reason so the release's quality report can count it.
+with its reason (text, for people) and its gates' names (for counting), and an item with
+nothing to offer in a language with its typed cause, so the release's report can count both.
 """
 from __future__ import annotations
 
@@ -13,14 +14,20 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from schemas.config import Language
+from schemas.gates import UNREALIZED_TEXT, Unrealized
 from tasks.translation import langid
 from tasks.translation.gates import detect_languages, text_gates, translation_gates
 from tasks.translation.memory import TranslationMemory
 from common.jsonio import write_jsonl
 from common.parquet import rows as table_rows, write_parquet
 
+# one row per item and target language. `rejected`: why the text is not used, as written
+# (the gates' failures joined by "; ", or the unrealized cause's words), None when accepted;
+# `gates`: the failed gates' names (schemas.gates.GateName); `unrealized`: the cause
+# (schemas.gates.Unrealized) when the item offers no text. Readers count these two columns.
 REALIZED_SCHEMA = pa.schema([
     ("id", pa.string()), ("lang", pa.string()), ("text", pa.string()), ("provenance", pa.string()), ("rejected", pa.string()),
+    ("gates", pa.list_(pa.string())), ("unrealized", pa.string()),
 ])
 PROVENANCE_OF_STATUS = {
     "human-translated": "human-translated",
@@ -36,7 +43,7 @@ class Candidate(NamedTuple):
     provenance: str
     source: str | None = None  # the text it translates (None: a native text, gated on its own)
     source_lang: str | None = None
-    missing: str | None = None  # why there is nothing
+    missing: Unrealized | None = None  # why there is nothing
 
 
 def candidate(item: dict, code: str, tm: TranslationMemory) -> Candidate:
@@ -45,31 +52,33 @@ def candidate(item: dict, code: str, tm: TranslationMemory) -> Candidate:
     if code == item["lang"]:
         return Candidate(item["text"], "native")
     if not item["pivot"]:
-        return Candidate("", "", missing="no English pivot")
+        return Candidate("", "", missing="no-pivot")
     if code == "en":
         return Candidate(item["pivot"], "human-translated", item["text"], item["lang"])
     entry = tm.lookup(item["pivot"], "en", code)
     if entry is None:
-        return Candidate("", "", missing="no translation in memory")
+        return Candidate("", "", missing="no-translation")
     return Candidate(entry.target, PROVENANCE_OF_STATUS[entry.status], item["pivot"], "en")
 
 
 def realize_item(item: dict, languages: dict[str, Language], tm: TranslationMemory, targets: list[str] | None = None,
                  backend: str | None = None) -> list[dict]:
     """Pure: one row per target language (default: every language given), accepted
-    (rejected=None) or with the reason. `languages` must hold the item's own language and en."""
+    (rejected=None, gates=[]) or with the reason (REALIZED_SCHEMA). `languages` must hold
+    the item's own language and en."""
     rows = []
     for code in targets or list(languages):
         c = candidate(item, code, tm)
         if c.missing:
-            rows.append({"id": item["id"], "lang": code, "text": "", "provenance": "", "rejected": c.missing})
+            rows.append({"id": item["id"], "lang": code, "text": "", "provenance": "", "rejected": UNREALIZED_TEXT[c.missing],
+                         "gates": [], "unrealized": c.missing})
             continue
         if c.source is None:
-            reasons = text_gates(c.text, languages[code], backend)
+            failures = text_gates(c.text, languages[code], backend)
         else:
-            reasons = translation_gates(c.source, c.text, languages[c.source_lang], languages[code], backend)
+            failures = translation_gates(c.source, c.text, languages[c.source_lang], languages[code], backend)
         rows.append({"id": item["id"], "lang": code, "text": c.text, "provenance": c.provenance,
-                     "rejected": "; ".join(reasons) or None})
+                     "rejected": "; ".join(map(str, failures)) or None, "gates": [f.gate for f in failures], "unrealized": None})
     return rows
 
 

@@ -25,6 +25,7 @@ from typing import NamedTuple
 from pydantic import ValidationError
 
 from schemas.config import Language
+from schemas.gates import GateFailure
 from common.errors import InputError
 from common.jsonio import dumps, loads_located
 from schemas.records import Translation
@@ -269,7 +270,7 @@ class TranslateCounts:
     requests: int = 0  # calls to the engine, retries included
     accepted: int = 0
     rejected: int = 0
-    rejected_by_reason: Counter = field(default_factory=Counter)  # a text counts under each gate it failed
+    rejected_by_reason: Counter = field(default_factory=Counter)  # a text counts under each gate (GateName) it failed
     failed: int = 0
     failed_by_reason: Counter = field(default_factory=Counter)
 
@@ -288,10 +289,6 @@ class TranslateCounts:
         return (f"{self.texts} texts: {self.reused} reused{extra}, {self.sent} sent ({self.requests} requests), "
                 f"{self.accepted} accepted, {self.rejected} rejected{by(self.rejected_by_reason)}, "
                 f"{self.failed} failed{by(self.failed_by_reason)}")
-
-
-def _gate_category(reason: str) -> str:
-    return reason.split(":", 1)[0].strip() or reason
 
 
 def translate_texts(
@@ -330,11 +327,11 @@ def translate_texts(
             counts.failed += 1
             counts.failed_by_reason[res.error] += 1
             continue
-        reasons = _gate_reasons(res, engine, src_lang, tgt_lang, back_translation_min, counts)
-        if reasons:
+        failures = _gate_failures(res, engine, src_lang, tgt_lang, back_translation_min, counts)
+        if failures:
             counts.rejected += 1
-            counts.rejected_by_reason.update({_gate_category(r) for r in reasons})
-            store.add_rejection(Rejection(src, tgt, res.text, res.translation, engine.name, tuple(reasons)))
+            counts.rejected_by_reason.update({f.gate for f in failures})
+            store.add_rejection(Rejection(src, tgt, res.text, res.translation, engine.name, tuple(map(str, failures))))
             continue
         store.append(Translation(source_lang=src, target_lang=tgt, source=res.text, target=res.translation,
                                  origin="machine", engine=engine.name, status="machine-translated"))
@@ -377,21 +374,21 @@ def _texts_to_send(store: TMStore, texts: Iterable[str], pair: tuple[str, str, s
     return pending
 
 
-def _gate_reasons(res, engine, src_lang: Language, tgt_lang: Language, back_translation_min: float,
-                  counts: TranslateCounts) -> list[str]:
+def _gate_failures(res, engine, src_lang: Language, tgt_lang: Language, back_translation_min: float,
+                   counts: TranslateCounts) -> list[GateFailure]:
     """Why a translation is rejected (none: accepted): the translation gates, then, when they
     pass and `back_translation_min` > 0, the round trip's similarity to the source."""
     from common.text import lexical_similarity
     from tasks.translation.gates import translation_gates
 
-    reasons = translation_gates(res.text, res.translation, src_lang, tgt_lang)
-    if not reasons and back_translation_min > 0:
+    failures = translation_gates(res.text, res.translation, src_lang, tgt_lang)
+    if not failures and back_translation_min > 0:
         back = engine.translate(res.translation, tgt_lang, src_lang)
         counts.requests += back.attempts
         if back.ok:
             sim = lexical_similarity(res.text, back.translation)
             if sim < back_translation_min:
-                reasons = [f"back-translation: similarity {sim:.2f} below {back_translation_min}"]
+                failures = [GateFailure("back-translation", f"similarity {sim:.2f} below {back_translation_min}")]
         else:
             counts.failed_by_reason[f"back-translation: {back.error}"] += 1
-    return reasons
+    return failures

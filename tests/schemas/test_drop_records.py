@@ -1,6 +1,6 @@
 """schemas/drops.py: one typed record per dropped item, its sentence and its count key made
 from the record (never parsed back out of the sentence); the allocation stage's tables and
-the build report's `dropped` / `dropped_by_reason` / `gate_rejections` made from them."""
+the build report's `dropped` / `dropped_by_reason` / `gate_rejections` / `unrealized` made from them."""
 from __future__ import annotations
 
 import json
@@ -10,7 +10,7 @@ import pyarrow.parquet as pq
 import pytest
 from pydantic import ValidationError
 
-from schemas.drops import DROP_TABLE, GATE_TABLE, REASON, Drop, drop_counts, drop_rows, drops_from_rows
+from schemas.drops import DROP_TABLE, GATE_TABLE, REASON, UNREALIZED_TABLE, Drop, drop_counts, drop_rows, drops_from_rows
 
 # (code, detail) -> (the build report's sentence, its dropped_by_reason key), by hand
 CASES = [
@@ -81,13 +81,18 @@ def test_the_build_report_is_made_from_the_records(tmp_path):
     pq.write_table(pa.Table.from_pylist(drop_rows(drops), schema=DROP_TABLE), tmp_path / "dropped.parquet")
     pq.write_table(pa.Table.from_pylist([{"gate": "fr: langid", "rejections": 3}, {"gate": "ja: script", "rejections": 1}],
                                         schema=GATE_TABLE), tmp_path / "gates.parquet")
+    pq.write_table(pa.Table.from_pylist([{"lang": "en", "unrealized": "no-pivot", "items": 7},
+                                         {"lang": "fr", "unrealized": "no-translation", "items": 2}],
+                                        schema=UNREALIZED_TABLE), tmp_path / "unrealized.parquet")
     counts = {"xqa/en": {"queries": 1}, "xqa/ja": {"queries": 2}}
-    report = write_build_report(str(tmp_path / "dropped.parquet"), str(tmp_path / "gates.parquet"), counts, {"xqa": 2}, tmp_path)
+    report = write_build_report(str(tmp_path / "dropped.parquet"), str(tmp_path / "gates.parquet"),
+                                str(tmp_path / "unrealized.parquet"), counts, {"xqa": 2}, tmp_path)
     assert report == json.loads((tmp_path / "build_report.json").read_text())
     assert report["dropped"] == [{"id": "q1", "reason": "the question names its answer", "stage": "grounding"},
                                  {"id": "q2", "reason": "near-duplicate of q0 (text:ja, jaccard=0.91)", "stage": "allocation"}]
     assert report["dropped_by_reason"] == {"near-duplicate": 1, "the question names its answer": 1}
     assert report["gate_rejections"] == {"fr: langid": 3, "ja: script": 1}
+    assert report["unrealized"] == {"en: no English pivot": 7, "fr: no translation in memory": 2}
     assert report["cells_short_of_quota"] == {"xqa/en": "1/2: sources, translation memory or concepts ran out (see dropped)"}
 
 

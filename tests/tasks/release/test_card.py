@@ -108,3 +108,24 @@ def test_sample_card(sample_build):
                  "native 4; gold: 6 source passages, 0 concept entries) | 6 | - | **fewer than 100 test queries** |"]:
         assert f"\n{line}\n" in card, line
     assert "Gargano MA et al. The Human Phenotype Ontology in 2024" in card
+    # the sample's memory lacks 21 pivots per language (20 in Japanese); no text fails a gate
+    report = json.loads((release / "build_report.json").read_text())
+    assert report["gate_rejections"] == {} and "Translation gate rejections:" not in card
+    assert report["unrealized"] == {f"{l}: no translation in memory": 20 if l == "ja" else 21 for l in ("es", "fr", "ja", "ru", "zh")}
+    assert "\n- es: no translation in memory: 21\n- fr: no translation in memory: 21\n- ja: no translation in memory: 20\n" in card
+
+
+def test_dropped_section_lists_gate_rejections_and_texts_never_made_apart():
+    from tasks.release.card import _dropped
+
+    report = {"dropped_by_reason": {"near-duplicate": 2}, "gate_rejections": {"ja: script": 1, "fr: langid": 3},
+              "unrealized": {"fr: no translation in memory": 2, "es: no English pivot": 7}}
+    assert _dropped(report) == [
+        "## Dropped items", "", "- near-duplicate: 2",
+        "", "Translation gate rejections:", "", "- fr: langid: 3", "- ja: script: 1",
+        "", "Texts never made, per source item and language (no English pivot to translate, or no translation of it "
+            "in the translation memory: nothing reached the gates):", "",
+        "- es: no English pivot: 7", "- fr: no translation in memory: 2",
+        "", "Every dropped item and its reason is in `build_report.json`.", ""]
+    assert _dropped({"dropped_by_reason": {}, "gate_rejections": {}, "unrealized": {}}) == [
+        "## Dropped items", "", "", "Every dropped item and its reason is in `build_report.json`.", ""]

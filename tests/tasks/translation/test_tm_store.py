@@ -14,7 +14,7 @@ from common.errors import InputError
 from schemas.records import Translation
 from tasks.translation.engines import TextResult
 from tasks.translation.memory import TranslationMemory
-from tasks.translation.tm_store import TMStore, read_entries, store_key, translate_texts
+from tasks.translation.tm_store import TMStore, read_entries, rejected_path_for, store_key, translate_texts
 
 ROOT = Path(__file__).resolve().parents[3]
 REGISTRY = load_registry(ROOT / "configs" / "languages.toml")
@@ -174,6 +174,9 @@ def test_rejections_are_journalled_and_not_sent_again(tmp_path):
         counts = translate_texts(store, FakeEngine(answers=echo), ["Heart failure", "Lung cancer"], "en", "fr", REGISTRY)
     assert counts.rejected == 1 and counts.rejected_by_reason == Counter({"copy": 1}) and counts.accepted == 1
     assert [e.source for e in read_entries(path)] == ["Lung cancer"]
+    # the journal keeps the gate's sentence (GateFailure's str()), as written before it was typed
+    assert [json.loads(line)["reasons"] for line in rejected_path_for(path).read_text().splitlines()] == [
+        ["copy: translation equals its source"]]
     with TMStore(path) as store:
         eng = FakeEngine(answers=echo)
         again = translate_texts(store, eng, ["Heart failure", "Lung cancer"], "en", "fr", REGISTRY)
@@ -258,6 +261,8 @@ def test_back_translation_rejects_a_drifted_translation(tmp_path):
         counts = translate_texts(store, engine, [good, drift], "en", "fr", registry, back_translation_min=0.5)
     assert counts.accepted == 1 and counts.rejected_by_reason == {"back-translation": 1}
     assert [e.source for e in read_entries(tmp_path / "memory.jsonl")] == [good]
+    assert [json.loads(line)["reasons"] for line in (tmp_path / "memory.rejected.jsonl").read_text().splitlines()] == [
+        ["back-translation: similarity 0.12 below 0.5"]]
     # off by default: the same drift is accepted without a round trip
     with TMStore(tmp_path / "other.jsonl") as store:
         assert translate_texts(store, _ScriptedEngine(engine.answers), [drift], "en", "fr", registry).accepted == 1
