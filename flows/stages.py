@@ -52,8 +52,7 @@ def ground(run, p: GroundingParameters, upstream: dict) -> Gathered:
         needed = _needed(native)
         futures.append(run.submit(
             pt.ground_shard, shard=shard, corpus=src["corpora"], params=p.for_languages(needed),
-            vocab={"concepts": vocab["concepts"], "parents": vocab["parents"],
-                   "atoms_by_lang": {c: vocab["atoms_by_lang"][c] for c in needed}}))
+            vocab={"concepts": vocab["concepts"], "atoms_by_lang": {c: vocab["atoms_by_lang"][c] for c in needed}}))
     return Gathered(futures, after=release_grounders)
 
 

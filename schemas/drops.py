@@ -28,7 +28,7 @@ DropCode = Literal[
     "unanswerable",          # evidence: no key concept in its gold passage
     "no-answer-concept",     # a correct option names no vocabulary concept
     "answer-not-key",        # the answer's concept is outside the key semantic groups
-    "bare-entry",            # the answer's entry would hold its names only: no definition, no parent
+    "no-definition",         # the answer's concept has no definition (its entry explains nothing)
     "ambiguous-answer",      # a wrong option names the answer's concept too
     "names-answer",          # the question names its answer
     # allocation: no cell can take the item
@@ -47,7 +47,7 @@ REASON: dict[str, str] = {
     "unanswerable": "unanswerable: no key concept in its gold passage",
     "no-answer-concept": "no answer passage: a correct option names no vocabulary concept",
     "answer-not-key": "no answer passage: the answer's concept is outside the key semantic groups",
-    "bare-entry": "no answer passage: the answer's concept has no definition and no parent",
+    "no-definition": "no answer passage: the answer's concept has no definition",
     "ambiguous-answer": "no answer passage: a wrong option names the answer's concept too",
     "names-answer": "the question names its answer",
     "no-key-concept": "no key concept grounded",

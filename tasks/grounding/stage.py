@@ -207,14 +207,6 @@ def concept_facts(path: str, cuis: list[str]) -> tuple[dict[str, str], set[str]]
     return dict(zip(cui, pylist(t["group"]))), {c for c, d in zip(cui, pylist(t["defined"])) if d}
 
 
-def with_parents(parents_path: str | None, cuis: list[str]) -> set[str]:
-    """Those of `cuis` the vocabulary places under a parent (its `cui, parent` table; none
-    without one): their answer entries say what kind of thing they are."""
-    if not parents_path or not cuis:
-        return set()
-    return set(pylist(read_rows(parents_path, "cui", cuis, ["cui"])["cui"]))
-
-
 def names_of(atoms_paths: list[str], cuis: set[str]) -> dict[str, set[str]]:
     names: dict[str, set[str]] = {}
     wanted = sorted(cuis)
@@ -230,7 +222,7 @@ def names_of(atoms_paths: list[str], cuis: set[str]) -> dict[str, set[str]]:
 # why an item with options has no gold passage: drop codes (schemas/drops.py words them)
 NO_ANSWER_CONCEPT: DropCode = "no-answer-concept"
 ANSWER_NOT_KEY: DropCode = "answer-not-key"
-BARE_ENTRY: DropCode = "bare-entry"
+NO_DEFINITION: DropCode = "no-definition"
 AMBIGUOUS: DropCode = "ambiguous-answer"
 NAMES_ANSWER: DropCode = "names-answer"
 _WORDS = re.compile(r"\w+")
@@ -257,14 +249,13 @@ def option_concept(text: str, mentions: list[dict], min_score: float, stopwords:
 
 
 def answer_concepts(options: list[dict], named: list[str | None], question_cuis: set[str], group_of: dict[str, str],
-                    key_groups: set[str], explained: set[str]) -> tuple[list[str], list[str], str | None]:
+                    key_groups: set[str], defined: set[str]) -> tuple[list[str], list[str], str | None]:
     """Pure: (answer CUIs, hard-negative CUIs, reason there is no gold passage or None).
 
     `named[i]` is the concept option i names as a whole (`option_concept`). The gold
     passages are the correct options' concept entries: every correct option must name a
-    concept in a key group whose entry says more than its names, by a definition or a parent
-    (`explained`; an entry with names only states the answer as an option string does: it
-    explains nothing); the question must not name it."""
+    concept in a key group that has a definition (an entry with a name only states the
+    answer as an option string does: it explains nothing); the question must not name it."""
     answers, negatives = [], []
     for opt, cui in zip(options, named):
         if opt["correct"]:
@@ -276,8 +267,8 @@ def answer_concepts(options: list[dict], named: list[str | None], question_cuis:
     answers = sorted(set(answers))
     if any(group_of.get(c) not in key_groups for c in answers):
         return [], [], ANSWER_NOT_KEY
-    if any(c not in explained for c in answers):
-        return [], [], BARE_ENTRY
+    if any(c not in defined for c in answers):
+        return [], [], NO_DEFINITION
     if set(negatives) & set(answers):
         return [], [], AMBIGUOUS
     if set(answers) & question_cuis:
@@ -506,7 +497,7 @@ def _requests(items: list[dict]) -> list[tuple[str, str]]:
     return requests
 
 
-def _item_concepts(it: dict, mentions: dict, named, group_of: dict[str, str], explained: set[str], params) -> tuple:
+def _item_concepts(it: dict, mentions: dict, named, group_of: dict[str, str], defined: set[str], params) -> tuple:
     """(native mentions, pivot mentions, key CUIs, answers, negatives, why no gold passage)."""
     key_groups = set(params.key_groups)
     native = mentions[(it["lang"], it["text"])]
@@ -521,15 +512,15 @@ def _item_concepts(it: dict, mentions: dict, named, group_of: dict[str, str], ex
         # an option's English text first (the richest vocabulary), else its own
         concepts = [(named("en", o["pivot"]) if o["pivot"] else None) or named(it["lang"], o["text"]) for o in options]
         answers, negatives, no_passage = answer_concepts(options, concepts, {m["cui"] for m in native + pivot},
-                                                         group_of, key_groups, explained)
+                                                         group_of, key_groups, defined)
         keys = sorted(set(keys) | set(answers))  # the answer is what the question is about
     return native, pivot, keys, answers, negatives, no_passage
 
 
 def ground_shard(shard: str, corpus: dict[str, str], vocab: dict, params, cache_root: str, out_path: str,
                  stats: dict | None = None) -> str:
-    """`vocab` needs "concepts", "parents" (optional) and "atoms_by_lang" for the shard's
-    languages and English only, `params` (schemas.parameters.GroundingParameters) those languages: the task's
+    """`vocab` needs "concepts" and "atoms_by_lang" for the shard's languages and English
+    only, `params` (schemas.parameters.GroundingParameters) those languages: the task's
     cache key then ignores languages the shard does not use. `stats`, when given, counts
     the grounding calls ("texts") and the distinct texts grounded ("unique")."""
     languages = {c: l.model_dump(mode="json") for c, l in params.languages.items()}
@@ -556,10 +547,8 @@ def ground_shard(shard: str, corpus: dict[str, str], vocab: dict, params, cache_
         stats["unique"] = stats.get("unique", 0) + len(mentions)
     # the group and definedness of the concepts the shard's mentions name (every concept
     # below comes from them), from the table's facts read once per process
-    named_cuis = sorted({m["cui"] for ms in mentions.values() for m in ms})
-    group_of, defined = concept_facts(vocab["concepts"], named_cuis)
-    explained = defined | with_parents(vocab.get("parents"), named_cuis)
-    grounded = [(it, *_item_concepts(it, mentions, named, group_of, explained, params)) for it in items]
+    group_of, defined = concept_facts(vocab["concepts"], sorted({m["cui"] for ms in mentions.values() for m in ms}))
+    grounded = [(it, *_item_concepts(it, mentions, named, group_of, defined, params)) for it in items]
     names = names_of(sorted(vocab["atoms_by_lang"].values()), {c for g in grounded for c in g[3]})
     rows = [{"id": it["id"], "mentions": json.dumps({"native": native, "pivot": pivot}, ensure_ascii=False, sort_keys=True),
              "key_cuis": keys, "answerable": any(answerable(keys, passages.get(pid, ""), names) for pid in it["passage_ids"]),

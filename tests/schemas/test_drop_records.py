@@ -18,8 +18,6 @@ CASES = [
     ("no-answer-concept", "", "no answer passage: a correct option names no vocabulary concept",
      "no answer passage: a correct option names no vocabulary concept"),
     ("names-answer", "", "the question names its answer", "the question names its answer"),
-    ("bare-entry", "", "no answer passage: the answer's concept has no definition and no parent",
-     "no answer passage: the answer's concept has no definition and no parent"),
     ("no-key-concept", "", "no key concept grounded", "no key concept grounded"),
     ("near-duplicate", "xqa-en-001 (pivot, jaccard=0.89)", "near-duplicate of xqa-en-001 (pivot, jaccard=0.89)", "near-duplicate"),
     ("key-concepts-owned", "evidence/en and xqa/ja", "key concepts already in cells evidence/en and xqa/ja",

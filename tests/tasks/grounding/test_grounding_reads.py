@@ -10,7 +10,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from common.parquet import write_parquet
 from tasks.grounding import stage
 
 
@@ -86,14 +85,6 @@ def test_concept_facts_give_each_concepts_group_and_whether_it_is_defined(tmp_pa
     assert group == {"C1": "DISO", "C2": "DISO", "C3": "CHEM", "C4": None, "C5": "PROC", "C7": "DISO"}
     assert defined == {"C1", "C4"}  # None, empty and whitespace-only (Unicode's too) are no definition
     assert stage.concept_facts(path, []) == ({}, set())
-
-
-def test_with_parents_names_the_concepts_placed_under_a_parent(tmp_path, small_batches):
-    path = tmp_path / "parents.parquet"
-    write_parquet(pa.table({"cui": ["C1", "C1", "C3", "C5"], "parent": ["C2", "C4", "C1", "C1"]}), path)
-    assert stage.with_parents(str(path), ["C3", "C2", "C1", "C9"]) == {"C1", "C3"}  # a parent has none of its own
-    assert stage.with_parents(str(path), []) == set()
-    assert stage.with_parents(None, ["C1"]) == set()  # a vocabulary without parent links
 
 
 def test_concept_facts_are_read_once_and_again_when_the_file_changes(tmp_path):

@@ -15,7 +15,7 @@ from common.errors import InputError
 from common.parquet import write_parquet
 from schemas.records import Option, Passage, SourceItem
 from tasks.grounding.stage import (
-    AMBIGUOUS, ANSWER_NOT_KEY, NAMES_ANSWER, NO_ANSWER_CONCEPT, BARE_ENTRY, answer_concepts, ground_shard, option_concept,
+    AMBIGUOUS, ANSWER_NOT_KEY, NAMES_ANSWER, NO_ANSWER_CONCEPT, NO_DEFINITION, answer_concepts, ground_shard, option_concept,
 )
 from tasks.allocation.concept_entries import EntryParts, answer_entry
 from tasks.release.writers import _item_documents
@@ -158,20 +158,20 @@ def opts(*correct: bool) -> list[dict]:
 
 
 GROUPS = {"C1": "DISO", "C2": "DISO", "C3": "DISO", "C4": "CONC", "C5": "DISO"}
-EXPLAINED = {"C1", "C2", "C3", "C4"}  # a definition or a parent
+DEFINED = {"C1", "C2", "C3", "C4"}
 
 
 def test_answer_concepts_and_every_reason():
     key = {"DISO"}
-    assert answer_concepts(opts(True, False, False), ["C1", "C2", None], set(), GROUPS, key, EXPLAINED) == (["C1"], ["C2"], None)
-    assert answer_concepts(opts(True, True, False, False), ["C3", "C1", "C2", "C2"], {"C9"}, GROUPS, key, EXPLAINED) == (
+    assert answer_concepts(opts(True, False, False), ["C1", "C2", None], set(), GROUPS, key, DEFINED) == (["C1"], ["C2"], None)
+    assert answer_concepts(opts(True, True, False, False), ["C3", "C1", "C2", "C2"], {"C9"}, GROUPS, key, DEFINED) == (
         ["C1", "C3"], ["C2"], None)
-    assert answer_concepts(opts(True, False), [None, "C2"], set(), GROUPS, key, EXPLAINED) == ([], [], NO_ANSWER_CONCEPT)
-    assert answer_concepts(opts(True, True), ["C1", None], set(), GROUPS, key, EXPLAINED) == ([], [], NO_ANSWER_CONCEPT)
-    assert answer_concepts(opts(True, False), ["C4", "C1"], set(), GROUPS, key, EXPLAINED) == ([], [], ANSWER_NOT_KEY)
-    assert answer_concepts(opts(True, False), ["C5", "C1"], set(), GROUPS, key, EXPLAINED) == ([], [], BARE_ENTRY)
-    assert answer_concepts(opts(True, False), ["C1", "C1"], set(), GROUPS, key, EXPLAINED) == ([], [], AMBIGUOUS)
-    assert answer_concepts(opts(True, False), ["C1", "C2"], {"C1"}, GROUPS, key, EXPLAINED) == ([], [], NAMES_ANSWER)
+    assert answer_concepts(opts(True, False), [None, "C2"], set(), GROUPS, key, DEFINED) == ([], [], NO_ANSWER_CONCEPT)
+    assert answer_concepts(opts(True, True), ["C1", None], set(), GROUPS, key, DEFINED) == ([], [], NO_ANSWER_CONCEPT)
+    assert answer_concepts(opts(True, False), ["C4", "C1"], set(), GROUPS, key, DEFINED) == ([], [], ANSWER_NOT_KEY)
+    assert answer_concepts(opts(True, False), ["C5", "C1"], set(), GROUPS, key, DEFINED) == ([], [], NO_DEFINITION)
+    assert answer_concepts(opts(True, False), ["C1", "C1"], set(), GROUPS, key, DEFINED) == ([], [], AMBIGUOUS)
+    assert answer_concepts(opts(True, False), ["C1", "C2"], {"C1"}, GROUPS, key, DEFINED) == ([], [], NAMES_ANSWER)
 
 
 # ------------------------------------------------------------------------------ grounding: the stage
@@ -196,9 +196,7 @@ def tiny_vocab(tmp_path_factory):
     concepts = pa.table({"cui": cuis, "tui": ["T047"] * 6, "sty": ["Disease or Syndrome"] * 6,
                          "group": ["DISO"] * 5 + ["CONC"], "name_en": ["n"] * 6, "definition": [defs.get(c, "") for c in cuis]})
     write_parquet(concepts, d / "concepts.parquet")
-    # hypertension has no definition but a parent: its entry says what kind of thing it is
-    write_parquet(pa.table({"cui": ["C0000002", "C0000003"], "parent": ["C0000006", "C0000004"]}), d / "parents.parquet")
-    return {"concepts": str(d / "concepts.parquet"), "parents": str(d / "parents.parquet"), "atoms_by_lang": by_lang}
+    return {"concepts": str(d / "concepts.parquet"), "atoms_by_lang": by_lang}
 
 
 def test_ground_shard_resolves_answers_negatives_and_reasons(tiny_vocab, tmp_path):
@@ -212,10 +210,9 @@ def test_ground_shard_resolves_answers_negatives_and_reasons(tiny_vocab, tmp_pat
         item(2, "zh", "哪种疾病有皮疹？", None, [("法布里病", None, True), ("发热", None, False)]),
         item(3, "en", "Which test confirms it?", None, [("Blood culture", None, True), ("Fabry disease", None, False)]),
         item(4, "en", "What do patients with rash have?", None, [("Rash", None, True), ("Fever", None, False)]),
-        item(5, "en", "Which one has no definition and no parent here?", None, [("Gout", None, True), ("Rash", None, False)]),
+        item(5, "en", "Which one has no definition here?", None, [("Gout", None, True), ("Rash", None, False)]),
         item(6, "en", "Which one is outside the key groups?", None, [("Migraine", None, True), ("Rash", None, False)]),
         item(7, "zh", "哪种疾病？", "Which disease?", [("某病", "Fabry disease", True), ("皮疹", None, False)]),
-        item(8, "en", "Which one has a parent but no definition?", None, [("Hypertension", None, True), ("Gout", None, False)]),
     ]
     schema = pa.schema([("id", pa.string()), ("task", pa.string()), ("lang", pa.string()), ("text", pa.string()),
                         ("pivot", pa.string()), ("passage_ids", pa.list_(pa.string())),
@@ -236,10 +233,9 @@ def test_ground_shard_resolves_answers_negatives_and_reasons(tiny_vocab, tmp_pat
         "q2": (["C0000001"], ["C0000004"], None, ["C0000001", "C0000003"]),  # zh options, grounded natively
         "q3": ([], [], NO_ANSWER_CONCEPT, []),
         "q4": ([], [], NAMES_ANSWER, ["C0000003"]),
-        "q5": ([], [], BARE_ENTRY, []),
+        "q5": ([], [], NO_DEFINITION, []),
         "q6": ([], [], ANSWER_NOT_KEY, []),
         "q7": (["C0000001"], ["C0000003"], None, ["C0000001"]),  # the English text of an option first
-        "q8": (["C0000002"], ["C0000005"], None, ["C0000002"]),
     }
 
 
