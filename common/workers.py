@@ -22,6 +22,30 @@ WORKERS_ENV = "MMEDBENCH_WORKERS"
 GROUND_WORKERS_ENV = "MMEDBENCH_GROUND_WORKERS"  # grounding's own (tasks.grounding.stage)
 
 
+# numba's compiler lock across a fork. A grounding shard's thread may be compiling (or
+# loading from numba's cache) a kernel while another shard's thread forks its pool: the
+# children then inherit the lock held by a thread they do not have, and their first kernel
+# call waits forever (seen on a real-data build with a cold numba cache). The fork waits
+# for the compile instead. numba is not imported for this: a process without it has no lock.
+_HELD_ACROSS_FORK: list = []
+
+
+def _hold_numba_compiler_lock() -> None:
+    module = sys.modules.get("numba.core.compiler_lock")
+    if module is not None:
+        module.global_compiler_lock.acquire()
+        _HELD_ACROSS_FORK.append(module.global_compiler_lock)
+
+
+def _release_numba_compiler_lock() -> None:
+    while _HELD_ACROSS_FORK:
+        _HELD_ACROSS_FORK.pop().release()
+
+
+os.register_at_fork(before=_hold_numba_compiler_lock, after_in_parent=_release_numba_compiler_lock,
+                   after_in_child=_release_numba_compiler_lock)
+
+
 def explicit_workers(env: str | None = None) -> bool:
     """Did the user set a worker count (the stage's variable or MMEDBENCH_WORKERS)?"""
     return any(os.environ.get(e, "").strip() for e in (env, WORKERS_ENV) if e)

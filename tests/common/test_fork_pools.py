@@ -241,3 +241,41 @@ def _raise_died():
     raise WorkerDied("grounding", "a worker process died (killed by SIGKILL, which is what the kernel's out-of-memory "
                                   "killer sends); free some memory or use fewer workers (or MMEDBENCH_GROUND_WORKERS=1) "
                                   "and run the same command again")
+
+
+def _numba_compiler_lock_free(_) -> bool:
+    """In a forked worker: can numba's compiler lock (the parent's object, inherited) be taken,
+    as a kernel's compile or cache load takes it?"""
+    from numba.core.compiler_lock import global_compiler_lock as inherited
+
+    got = inherited._lock.acquire(timeout=3)
+    if got:
+        inherited.release()
+    return got
+
+
+def test_a_fork_waits_for_a_numba_compile_another_thread_is_in():
+    # a grounding shard's thread compiles a kernel while another shard's thread forks its
+    # pool: without the fork hook the workers inherit the held lock and wait for ever
+    from numba.core.compiler_lock import global_compiler_lock
+
+    holding, release = threading.Event(), threading.Event()
+
+    def compiling():
+        with global_compiler_lock:
+            holding.set()
+            release.wait(5)
+
+    t = threading.Thread(target=compiling)
+    t.start()
+    holding.wait(5)
+    threading.Timer(0.5, release.set).start()  # the compile ends while the fork waits for it
+    pool = workers.fork_pool(2, what="kernel pool")
+    try:
+        assert pool.map(_numba_compiler_lock_free, [None, None]) == [True, True]
+    finally:
+        pool.close()
+        pool.join()
+        t.join()
+    assert release.is_set() and global_compiler_lock._lock.acquire(blocking=False)  # the parent holds nothing
+    global_compiler_lock.release()

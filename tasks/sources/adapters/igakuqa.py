@@ -8,6 +8,7 @@ translated correct choice(s), or is the correct choices' concept entries. See do
 """
 from __future__ import annotations
 
+import hashlib
 import re
 import unicodedata
 from collections.abc import Iterator
@@ -138,6 +139,24 @@ def _years(path: Path, years) -> frozenset[int] | None:
     return frozenset(years)
 
 
+def _share(path: Path, share) -> tuple[float, float] | None:
+    if share is None:
+        return None
+    ok = (isinstance(share, list) and len(share) == 2 and all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in share)
+          and 0 <= share[0] < share[1] <= 1)
+    if not ok:
+        raise InputError(path, f"expected [from, to] with 0 <= from < to <= 1 (e.g. [0.0, 0.5]), got {share!r}", field="options.share")
+    return float(share[0]), float(share[1])
+
+
+def question_hash(year: int, block: str, number: int) -> float:
+    """Where a question falls in [0, 1): sha256 of its key, the same in both languages, so that
+    sources taking disjoint `share`s never read one question twice, and each takes a random
+    sample of every year and block (the seed is the key: no configuration can move it)."""
+    digest = hashlib.sha256(f"igakuqa:{year}-{block}-{number}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") / 2**64
+
+
 def _question_files(path: Path, years: frozenset[int] | None) -> list[Path]:
     """The question files under `path`, in the chosen years (a file's exam number gives its year)."""
     files = source_files(path, "*.jsonl", "IgakuQA question files (<exam>-<block>.jsonl)", exclude=lambda p: not _is_question_file(p), recursive=True)
@@ -162,7 +181,8 @@ def _options(choices: list[str], choices_en: list[str], correct: list[int], answ
 
 @adapter
 def read_igakuqa(path: Path, languages: set[str], *, task: str = "xqa", passage: str = "qa", with_choices: bool = False,
-                 text_only: bool = False, lang: str = "ja", years: list[int] | None = None) -> Iterator[SourceItem]:
+                 text_only: bool = False, lang: str = "ja", years: list[int] | None = None,
+                 share: list[float] | None = None) -> Iterator[SourceItem]:
     """IgakuQA -> Japanese SourceItems with English pivots (id `igakuqa-<year>-<block>-<n>`), or,
     with lang "en", English items from IgakuQA's translations (id `igakuqa-en-<year>-<block>-<n>`).
 
@@ -173,7 +193,9 @@ def read_igakuqa(path: Path, languages: set[str], *, task: str = "xqa", passage:
     passages at grounding); with_choices (append the lettered choices to the question and, in
     English, to the pivot); text_only (skip questions that need a figure); lang ("ja": the
     Japanese question, its translation as pivot; "en": the translation as the question);
-    years (only these exams' years, e.g. [2018, 2019]: one source's items never both languages).
+    years (only these exams' years, e.g. [2018, 2019]); share ([from, to]: only the questions
+    whose `question_hash` falls in [from, to), e.g. [0.0, 0.5]). Two sources of one IgakuQA
+    with disjoint years or shares never ask one question in both languages.
     """
     check_choice(path, "task", task, ITEM_TASKS)
     check_choice(path, "passage", passage, MCQ_PASSAGE_STYLES)
@@ -182,6 +204,7 @@ def read_igakuqa(path: Path, languages: set[str], *, task: str = "xqa", passage:
     check_choice(path, "lang", lang, LANGS)
     check_lang(path, lang, languages)
     wanted = _years(path, years)
+    part = _share(path, share)
     if path.is_file() and not _is_question_file(path):
         raise InputError(path, "expected an IgakuQA question file (<exam>-<block>.jsonl), not its translation or metadata")
     ids = UniqueIds()
@@ -191,6 +214,8 @@ def read_igakuqa(path: Path, languages: set[str], *, task: str = "xqa", passage:
         for line_no, obj in read_jsonl(qfile):
             q = _question(Record(qfile, line_no, obj), english, tfile)
             if text_only and not q.only_text:
+                continue
+            if part and not part[0] <= question_hash(q.year, q.block, q.number) < part[1]:
                 continue
             item_id = f"igakuqa-{'en-' if lang == 'en' else ''}{q.year}-{q.block}-{q.number}"
             ids.claim(item_id, qfile, line_no, "problem_id")

@@ -14,6 +14,7 @@ import pytest
 from common.errors import InputError
 from schemas.records import SourceItem
 from tasks.sources.adapters import ADAPTERS, cnmleqa_tags, read_beir_corpus
+from tasks.sources.adapters.igakuqa import question_hash
 from tests.conftest import require_shared
 
 ALL = {"en", "zh", "ja", "fr", "ru", "es"}
@@ -324,6 +325,26 @@ def test_igakuqa_english_items_from_other_years(tmp_path):
     assert "options.lang" in error("igakuqa", root, {"en", "ja"}, lang="fr")
     for bad in ([], [2018.0], "2018", [True]):
         assert "expected a non-empty list of exam years" in error("igakuqa", root, {"en", "ja"}, years=bad)
+
+
+def test_igakuqa_share_splits_every_year_at_random_the_same_in_both_languages(tmp_path):
+    root = igakuqa_tree(tmp_path, [iga_question(f"112A{n}") for n in range(1, 11)])
+    # sha256("igakuqa:2018-A-<n>") as a fraction of 2**64: n = 1, 2, 4, 5, 8 fall below 0.5
+    assert question_hash(2018, "A", 1) == 0.07920196725800553
+    low = read("igakuqa", root, {"en", "ja"}, passage="concept", share=[0.0, 0.5])
+    high = read("igakuqa", root, {"en", "ja"}, passage="concept", lang="en", share=[0.5, 1])
+    assert [i.id for i in low] == ["igakuqa-2018-A-1", "igakuqa-2018-A-2", "igakuqa-2018-A-4", "igakuqa-2018-A-5", "igakuqa-2018-A-8"]
+    assert [i.id for i in high] == ["igakuqa-en-2018-A-3", "igakuqa-en-2018-A-6", "igakuqa-en-2018-A-7", "igakuqa-en-2018-A-9",
+                                    "igakuqa-en-2018-A-10"]
+    low_en = read("igakuqa", root, {"en", "ja"}, passage="concept", lang="en", share=[0.0, 0.5])
+    assert [i.id.replace("-en-", "-") for i in low_en] == [i.id for i in low]  # one question, one side, in either language
+    # [from, to): the question at exactly `from` is in, at exactly `to` out
+    at = question_hash(2018, "A", 1)
+    assert [i.id for i in read("igakuqa", root, {"en", "ja"}, share=[at, 0.1])] == ["igakuqa-2018-A-1"]
+    assert [i.id for i in read("igakuqa", root, {"en", "ja"}, share=[0.0, at])] == ["igakuqa-2018-A-4", "igakuqa-2018-A-5"]
+    assert [i.id for i in read("igakuqa", root, {"en", "ja"}, years=[2019], share=[0.0, 1.0])] == []
+    for bad in ([0.5], [0.5, 0.5], [0.6, 0.2], [-0.1, 0.5], [0.0, 1.5], "0-0.5", [True, 1.0]):
+        located(error("igakuqa", root, {"en", "ja"}, share=bad), root, None, "options.share")
 
 
 def test_igakuqa_language_and_folder_errors(tmp_path):
