@@ -29,14 +29,18 @@ ITEM_TASKS = ("xqa", "evidence")
 # ------------------------------------------------------------------------------- options
 
 
-def adapter(fn: Callable) -> Callable:
+def adapter(fn: Callable | None = None, *, selection: tuple[str, ...] = ()) -> Callable:
     """Give an adapter the registry signature `(path, languages, **options)`.
 
-    Its keyword-only parameters are its options; an unknown option is the user's mistake
-    (a typo in the config), reported as an InputError naming the source file.
+    Its keyword-only parameters are its options, and so are the names in `selection`, which
+    it takes together as `**selection` (which items to read: years, shares); an unknown
+    option is the user's mistake (a typo in the config), reported as an InputError naming
+    the source file.
     """
+    if fn is None:
+        return functools.partial(adapter, selection=selection)
     sig = inspect.signature(fn)
-    known = [n for n, p in sig.parameters.items() if p.kind is inspect.Parameter.KEYWORD_ONLY]
+    known = [n for n, p in sig.parameters.items() if p.kind is inspect.Parameter.KEYWORD_ONLY] + list(selection)
 
     @functools.wraps(fn)
     def wrapper(path: Path, languages: Iterable[str], **options: Any):

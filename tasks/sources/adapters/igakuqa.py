@@ -179,10 +179,9 @@ def _options(choices: list[str], choices_en: list[str], correct: list[int], answ
     return choice_options(letters, correct, english) if lang == "ja" else choice_options(english, correct)
 
 
-@adapter
+@adapter(selection=("years", "share"))
 def read_igakuqa(path: Path, languages: set[str], *, task: str = "xqa", passage: str = "qa", with_choices: bool = False,
-                 text_only: bool = False, lang: str = "ja", years: list[int] | None = None,
-                 share: list[float] | None = None) -> Iterator[SourceItem]:
+                 text_only: bool = False, lang: str = "ja", **selection) -> Iterator[SourceItem]:
     """IgakuQA -> Japanese SourceItems with English pivots (id `igakuqa-<year>-<block>-<n>`), or,
     with lang "en", English items from IgakuQA's translations (id `igakuqa-en-<year>-<block>-<n>`).
 
@@ -203,8 +202,8 @@ def read_igakuqa(path: Path, languages: set[str], *, task: str = "xqa", passage:
     check_bool(path, "text_only", text_only)
     check_choice(path, "lang", lang, LANGS)
     check_lang(path, lang, languages)
-    wanted = _years(path, years)
-    part = _share(path, share)
+    wanted = _years(path, selection.get("years"))
+    part = _share(path, selection.get("share"))
     if path.is_file() and not _is_question_file(path):
         raise InputError(path, "expected an IgakuQA question file (<exam>-<block>.jsonl), not its translation or metadata")
     ids = UniqueIds()

@@ -345,6 +345,8 @@ def test_igakuqa_share_splits_every_year_at_random_the_same_in_both_languages(tm
     assert [i.id for i in read("igakuqa", root, {"en", "ja"}, years=[2019], share=[0.0, 1.0])] == []
     for bad in ([0.5], [0.5, 0.5], [0.6, 0.2], [-0.1, 0.5], [0.0, 1.5], "0-0.5", [True, 1.0]):
         located(error("igakuqa", root, {"en", "ja"}, share=bad), root, None, "options.share")
+    assert error("igakuqa", root, {"en", "ja"}, shares=[0.0, 0.5]) == (
+        f"{root}: field 'options': unknown option 'shares' (this format takes: task, passage, with_choices, text_only, lang, years, share)")
 
 
 def test_igakuqa_language_and_folder_errors(tmp_path):
