@@ -98,5 +98,8 @@ def release_grounders(failed: bool = False) -> None:
         GROUNDING_PROCESS.kill()
     else:
         GROUNDING_PROCESS.close()
-    if "tasks.grounding.stage" in sys.modules:  # imported here only when a shard was grounded here
-        sys.modules["tasks.grounding.stage"].drop_grounders()
+    # imported here only when a shard was grounded here; a failed build may get here while a
+    # shard's thread is still importing it (no drop_grounders yet, and no grounder either)
+    drop = getattr(sys.modules.get("tasks.grounding.stage"), "drop_grounders", None)
+    if drop is not None:
+        drop()

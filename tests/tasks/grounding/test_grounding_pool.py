@@ -440,3 +440,21 @@ def test_a_grounding_pool_collects_only_the_youngest_generation_before_forking(s
     pool.close()
     pool.join()
     assert collected == [2]
+
+
+def test_a_failed_build_releases_grounders_while_a_shard_still_imports_the_stage(monkeypatch):
+    # seen on a fresh clone: the memory stage failed on bad input while a grounding shard's
+    # thread was still importing tasks.grounding.stage; the failed build's release of the
+    # grounders found the half-made module without drop_grounders and crashed (exit 70, not 2)
+    import sys
+    import types
+
+    from tasks.grounding import isolated
+
+    half_made = types.ModuleType("tasks.grounding.stage")
+    monkeypatch.setitem(sys.modules, "tasks.grounding.stage", half_made)
+    isolated.release_grounders(failed=True)  # nothing to drop yet: no error
+    dropped = []
+    half_made.drop_grounders = lambda: dropped.append(True)
+    isolated.release_grounders(failed=True)
+    assert dropped == [True]
