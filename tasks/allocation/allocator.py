@@ -57,16 +57,31 @@ def seeded_order(seed: int, key: str) -> str:
 ENOUGH_TARGETS = 12  # per quota slot: what cd_targets draws per language under overlap "all"
 
 
-def constrained_first(languages: list[str], nameable: dict[str, int], quotas: dict[str, int]) -> list[str]:
-    """The languages that can name fewer than ENOUGH_TARGETS x quota of the drawn targets
-    first, fewest first; then the others in the build's order. Only the short ones move:
-    English last took the concepts no other language names (HPO phenotypes asked by their
-    definitions), and its dense easy tier fell from 1.000 to 0.929."""
-    def key(l: str):
-        n = nameable.get(l, 0)
-        return (0, n, languages.index(l)) if n < ENOUGH_TARGETS * quotas.get(l, 0) else (1, 0, languages.index(l))
+def short_of_targets(languages: list[str], nameable: dict[str, int], quotas: dict[str, int]) -> list[str]:
+    """The languages that can name fewer than ENOUGH_TARGETS x quota of the drawn targets,
+    fewest first (then the build's order)."""
+    short = [l for l in languages if nameable.get(l, 0) < ENOUGH_TARGETS * quotas.get(l, 0)]
+    return sorted(short, key=lambda l: (nameable.get(l, 0), languages.index(l)))
 
-    return sorted(languages, key=key)
+
+def constrained_first(languages: list[str], nameable: dict[str, int], quotas: dict[str, int]) -> list[str]:
+    """The languages short of targets (`short_of_targets`) first, fewest first; then the
+    others in the build's order. Only the short ones move: English last took the concepts
+    no other language names (HPO phenotypes asked by their definitions), and its dense easy
+    tier fell from 1.000 to 0.929."""
+    short = short_of_targets(languages, nameable, quotas)
+    return short + [l for l in languages if l not in short]
+
+
+def round_robin(fills: list) -> None:
+    """Run the generators a set at a time, in turn, until each is done: cells that draw on
+    the same scarce pool share it evenly instead of the first taking its whole share."""
+    live = list(fills)
+    while live:
+        live = [g for g in live if next(g, _DONE) is not _DONE]
+
+
+_DONE = object()
 
 
 @dataclass
@@ -221,14 +236,18 @@ class Allocator:
         used_targets.add(cand.target_cui)
         return a
 
-    def _fill_tier(self, candidates, fill: "_CellFill", n: int, want_true: int | None, got: dict[bool, int]) -> None:
+    def _fill_tier(self, candidates, fill: "_CellFill", n: int, want_true: int | None, got: dict[bool, int]):
         """Place this tier's candidates in `fill.lang`'s cell until it holds `n` of them (`got`
         counts them by stratum), `want_true` of them in the True stratum where there are
-        enough (the other stratum fills the rest once the tier's list is read)."""
+        enough (the other stratum fills the rest once the tier's list is read). A generator:
+        it yields after each set placed (`round_robin` interleaves cells)."""
         lang, stratum, realize, used_targets, chosen = fill.lang, fill.stratum, fill.realize, fill.used_targets, fill.chosen
         deferred = []
-        for cand in candidates:
-            if got[True] + got[False] >= n:
+        candidates = iter(candidates)
+        # full is tested before the next candidate is read: a lazy list computes what is read
+        while got[True] + got[False] < n:
+            cand = next(candidates, None)
+            if cand is None:
                 break
             real = self._viable_set(cand, lang, used_targets, realize)
             if real is None:
@@ -243,6 +262,7 @@ class Allocator:
             else:
                 got[True] += 1
             chosen.append((self._place_set(cand, lang, real, used_targets), cand))
+            yield
         for cand in deferred:  # a stratum ran out: fill the tier from the other one
             if got[True] + got[False] >= n:
                 break
@@ -250,6 +270,7 @@ class Allocator:
             if real is not None:
                 got[bool(stratum(cand, real))] += 1
                 chosen.append((self._place_set(cand, lang, real, used_targets), cand))
+                yield
 
     def allocate_confusion_sets(self, sets_by_tier: dict[str, list], realize, tiers: list[str], stratum=None,
                                 nameable: dict[str, int] | None = None) -> list:
@@ -266,17 +287,25 @@ class Allocator:
         targets by chance differ by that chance, not by their distractors.
 
         With `nameable` (per language, how many of the drawn targets it can name), a language
-        short of targets chooses first (`constrained_first`), as items go most constrained
-        first: every concept in any role belongs to one cell, and the languages choosing
-        first took the few concepts Russian can name (cd/ru 25 of 830 at the paper's quota).
+        short of targets fills its cell first (`short_of_targets`), as items go most
+        constrained first: every concept in any role belongs to one cell, and the languages
+        choosing first took the few concepts Russian can name (cd/ru 25 of 830 at the
+        paper's quota). The other languages fill each tier together, a set each in turn
+        (`round_robin`): filled one after another, the last took what the others left of the
+        scarce medium tier (real data: cd/es 57 medium test sets against 87-93 elsewhere).
         """
         chosen = []
         used_targets: set[str] = set()
-        order = self.languages if nameable is None else constrained_first(
-            self.languages, nameable, {l: self.quotas.get(("cd", l), 0) for l in self.languages})
-        for lang in order:
+        quotas = {l: self.quotas.get(("cd", l), 0) for l in self.languages}
+        short = [] if nameable is None else short_of_targets(self.languages, nameable, quotas)
+        for lang in short:
             fill = _CellFill(lang, stratum, realize, used_targets, chosen)
-            self._fill_language(self._tier_reader(sets_by_tier, fill), fill, tiers)
+            self._fill_languages([(self._tier_reader(sets_by_tier, fill), fill)], tiers)
+        together = []
+        for lang in (l for l in self.languages if l not in short):
+            fill = _CellFill(lang, stratum, realize, used_targets, chosen)
+            together.append((self._tier_reader(sets_by_tier, fill), fill))
+        self._fill_languages(together, tiers)
         return chosen
 
     def _tier_reader(self, sets_by_tier: dict[str, list], fill: "_CellFill"):
@@ -311,24 +340,33 @@ class Allocator:
         share = sum(sum(v) for v in probe.values()) / seen if seen else 0.0
         return {t: round(per_tier[t] * share) for t in per_tier}, share
 
-    def _fill_language(self, read, fill: "_CellFill", tiers: list[str]) -> None:
+    def _fill_languages(self, cells: list, tiers: list[str]) -> None:
+        """Fill these languages' cells (`(read, fill)` pairs) tier by tier, a set each in turn."""
+        plans = [(read, fill, *self._tier_plan(read, fill, tiers)) for read, fill in cells]
+        for tier in tiers:
+            round_robin([self._fill_tier(read(tier), fill, per_tier[tier], want_true[tier], placed[tier])
+                         for read, fill, per_tier, want_true, _share, placed in plans])
+        # a tier whose pool ran out leaves the rest of its share to the tiers that have
+        # candidates left, in order: a cell takes as many sets as its pools allow (the few
+        # Russian names reach few siblings: equal shares left cd/ru at 172 of 300)
+        for tier in tiers:
+            refills = []
+            for read, fill, per_tier, want_true, share, placed in plans:
+                short = self.quotas.get(("cd", fill.lang), 0) - sum(sum(p.values()) for p in placed.values())
+                if short <= 0:
+                    continue
+                have = sum(placed[tier].values())
+                want = None if want_true[tier] is None else round((have + short) * share)
+                refills.append(self._fill_tier(read(tier), fill, have + short, want, placed[tier]))
+            round_robin(refills)
+
+    def _tier_plan(self, read, fill: "_CellFill", tiers: list[str]) -> tuple[dict, dict, float, dict]:
+        """A cell's equal share per tier, the True-stratum count wanted per tier (probed),
+        the probed share, and its placed counts (per tier, per stratum) to fill in."""
         quota = self.quotas.get(("cd", fill.lang), 0)
         per_tier = {t: quota // len(tiers) + (1 if i < quota % len(tiers) else 0) for i, t in enumerate(tiers)}
         want_true: dict[str, int | None] = {t: None for t in tiers}
         share = 0.0
         if fill.stratum is not None and quota:
             want_true, share = self._stratum_shares(read, fill, per_tier)
-        placed = {t: {True: 0, False: 0} for t in tiers}
-        for tier in tiers:
-            self._fill_tier(read(tier), fill, per_tier[tier], want_true[tier], placed[tier])
-        # a tier whose pool ran out leaves the rest of its share to the tiers that have
-        # candidates left, in order: a cell takes as many sets as its pools allow (the few
-        # Russian names reach few siblings: equal shares left cd/ru at 172 of 300)
-        for tier in tiers:
-            short = quota - sum(sum(p.values()) for p in placed.values())
-            if short <= 0:
-                break
-            have = sum(placed[tier].values())
-            want = None if want_true[tier] is None else round((have + short) * share)
-            self._fill_tier(read(tier), fill, have + short, want, placed[tier])
-            # unused candidates stay available for the next language
+        return per_tier, want_true, share, {t: {True: 0, False: 0} for t in tiers}

@@ -402,11 +402,12 @@ def test_confusion_sets_properties(cd_quota, n_per_tier, seed, owned_idx):
     assert not set(targets) & owned
     per_lang_tier = Counter((a.lang, c.tier) for a, c in chosen)
     available = {t: sum(1 for c in sets[t] if c.target_cui not in owned) for t in tiers}
-    used = Counter()
+    # the languages fill each tier together (a set each in turn): a tier that ran out ran
+    # out for all of them
+    exhausted = {t for t in tiers if sum(per_lang_tier[(l, t)] for l in LANGS) == available[t]}
     for lang in LANGS:
         want = expected_per_tier(cd_quota[lang], tiers)
         got = {t: per_lang_tier[(lang, t)] for t in tiers}
-        exhausted = {t for t in tiers if used[t] + got[t] == available[t]}
         assert sum(got.values()) <= cd_quota[lang]
         for t in tiers:
             # short of its share only when the tier has run out of unowned targets
@@ -418,5 +419,10 @@ def test_confusion_sets_properties(cd_quota, n_per_tier, seed, owned_idx):
         # a cell short of its quota has read every tier to its end
         if sum(got.values()) < cd_quota[lang]:
             assert exhausted == set(tiers), (lang, got, cd_quota[lang])
-        for t in tiers:
-            used[t] += got[t]
+    # a tier that ran out was shared: no language got more than one set above another's
+    # first-round count (its share, or the pool's even share, whichever is smaller)
+    for t in tiers:
+        first = {l: min(per_lang_tier[(l, t)], expected_per_tier(cd_quota[l], tiers)[t]) for l in LANGS}
+        short = [l for l in LANGS if first[l] < expected_per_tier(cd_quota[l], tiers)[t]]
+        if short:
+            assert max(first[l] for l in short) - min(first[l] for l in short) <= 1, (t, first)

@@ -177,8 +177,11 @@ def test_confusion_sets_split_the_quota_across_tiers_and_languages():
     assert per == {("en", "easy"): 2, ("en", "medium"): 2, ("en", "hard"): 1, ("fr", "easy"): 2, ("fr", "medium"): 1, ("fr", "hard"): 1}
     targets = [c.target_cui for _, c in chosen]
     assert len(targets) == len(set(targets)) == 9  # a target is used once
-    # each language walks every pool from its start, skipping what is taken
-    assert [c.target_cui for a, c in chosen if a.lang == "fr" and c.tier == "easy"] == [s.target_cui for s in pools["easy"][2:4]]
+    # the languages take turns along each pool (en first), each skipping what is taken
+    assert [c.target_cui for a, c in chosen if a.lang == "en" and c.tier == "easy"] == [s.target_cui for s in pools["easy"][0::2]]
+    assert [c.target_cui for a, c in chosen if a.lang == "fr" and c.tier == "easy"] == [s.target_cui for s in pools["easy"][1::2]]
+    # medium: en's second set comes from the refill, after hard (fr took the second medium)
+    assert [c.target_cui for a, c in chosen if a.lang == "fr" and c.tier == "medium"] == [pools["medium"][1].target_cui]
     a, c = chosen[0]
     assert a == Assignment(f"cd-en-{c.target_cui}", "cd", "en", f"en {c.target_name}", "terminology", c.target_name, (c.target_cui,))
     assert alloc.filled[("cd", "en")] == 5 and alloc.owner[c.target_cui] == ("cd", "en")
@@ -288,10 +291,9 @@ def test_a_lazy_tier_is_told_which_targets_a_language_passes_over():
     chosen = alloc.allocate_confusion_sets(
         {"easy": tier}, lambda cui, lang: None if (cui, lang) == (c1, "en") else Realization(_name(lang + cui), "terminology"), ["easy"])
     assert [(a.lang, c.target_cui) for a, c in chosen] == [("en", c2), ("fr", c1)]
-    # en: c0 owned, c1 not nameable in English, c2 taken (c3 is read before the full cell stops);
-    # fr: c0 owned, c1 taken, c2 owned by cd/en now
-    assert tier.asked == [(c0, True), (c1, True), (c2, False), (c3, False),
-                          (c0, True), (c1, False), (c2, True), (c3, False)]
+    # en: c0 owned, c1 not nameable in English, c2 taken; fr, in turn: c0 owned, c1 taken;
+    # then both cells are full and read no further (c3 is never asked)
+    assert tier.asked == [(c0, True), (c1, True), (c2, False), (c0, True), (c1, False)]
 
 
 def test_a_stratum_that_runs_out_is_made_up_set_by_set_from_the_other():

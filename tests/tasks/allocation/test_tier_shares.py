@@ -79,9 +79,9 @@ def test_languages_short_of_targets_choose_first():
     assert constrained_first(["en", "fr"], {"en": 1}, {"en": 1, "fr": 1}) == ["fr", "en"]  # uncounted: names nothing
     assert constrained_first(["en", "fr", "ru"], {"en": 1, "fr": 1}, {"en": 1, "fr": 1, "ru": 1}) == ["ru", "en", "fr"]
     assert constrained_first(["en", "fr"], {"en": 50, "fr": 5}, {"en": 1}) == ["en", "fr"]  # no cd quota: never short
-    # one pool of 3 sets, quota 3 in two languages: Russian, short of targets, takes them all
-    # when it chooses first, none when it comes second
-    for nameable, ru_sets in ((None, 0), ({"en": 40, "ru": 3}, 3)):
+    # one pool of 3 sets, quota 3 in two languages: Russian, short of targets, fills its cell
+    # first and takes them all; not short, it takes its turn after English (2 to 1)
+    for nameable, ru_sets in ((None, 1), ({"en": 40, "ru": 3}, 3), ({"en": 40, "ru": 40}, 1)):
         alloc = Allocator({("cd", "en"): 3, ("cd", "ru"): 3}, ["en", "ru"], {"en": 5, "ru": 5}, 0.7, 128, 5)
         chosen = alloc.allocate_confusion_sets({"easy": _sets(3, "easy")}, _realize, ["easy"], nameable=nameable)
         assert sum(1 for a, _ in chosen if a.lang == "ru") == ru_sets
@@ -155,3 +155,19 @@ def test_each_language_reads_tier_lists_made_with_its_own_name_words():
     with computed_on(by_lang, 2):
         assert multiprocessing.active_children() == []
         assert {t: list(v.for_language("fr")) for t, v in by_lang.items()} == french
+
+
+def test_languages_not_short_share_a_scarce_tier_a_set_each_in_turn():
+    # quota 6 each: 2 medium sets wanted per language, 4 in the pool. Filled one language
+    # after another, en and fr took 2 each and es none; in turn, es gets one
+    langs = ["en", "fr", "es"]
+    alloc = Allocator({("cd", l): 6 for l in langs}, langs, {l: 5 for l in langs}, 0.7, 128, 5)
+    pools = {"easy": _sets(30, "easy"), "medium": _sets(4, "medium"), "hard": _sets(30, "hard")}
+    chosen = alloc.allocate_confusion_sets(pools, _realize, ["easy", "medium", "hard"])
+    assert [_per_tier(chosen, l)["medium"] for l in langs] == [2, 1, 1]
+    medium = [(a.lang, c.target_cui) for a, c in chosen if c.tier == "medium"]
+    assert medium == [(l, s.target_cui) for l, s in zip(["en", "fr", "es", "en"], pools["medium"])]
+    # each cell is full: the medium shortfall went to easy (the first tier with candidates left)
+    assert [_per_tier(chosen, l) for l in langs] == [{"easy": 2, "medium": 2, "hard": 2},
+                                                     {"easy": 3, "medium": 1, "hard": 2},
+                                                     {"easy": 3, "medium": 1, "hard": 2}]
