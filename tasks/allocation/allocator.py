@@ -73,15 +73,6 @@ def constrained_first(languages: list[str], nameable: dict[str, int], quotas: di
     return short + [l for l in languages if l not in short]
 
 
-def round_robin(fills: list) -> None:
-    """Run the generators a set at a time, in turn, until each is done: cells that draw on
-    the same scarce pool share it evenly instead of the first taking its whole share."""
-    live = list(fills)
-    while live:
-        live = [g for g in live if next(g, _DONE) is not _DONE]
-
-
-_DONE = object()
 
 
 @dataclass
@@ -236,11 +227,10 @@ class Allocator:
         used_targets.add(cand.target_cui)
         return a
 
-    def _fill_tier(self, candidates, fill: "_CellFill", n: int, want_true: int | None, got: dict[bool, int]):
+    def _fill_tier(self, candidates, fill: "_CellFill", n: int, want_true: int | None, got: dict[bool, int]) -> None:
         """Place this tier's candidates in `fill.lang`'s cell until it holds `n` of them (`got`
         counts them by stratum), `want_true` of them in the True stratum where there are
-        enough (the other stratum fills the rest once the tier's list is read). A generator:
-        it yields after each set placed (`round_robin` interleaves cells)."""
+        enough (the other stratum fills the rest once the tier's list is read)."""
         lang, stratum, realize, used_targets, chosen = fill.lang, fill.stratum, fill.realize, fill.used_targets, fill.chosen
         deferred = []
         candidates = iter(candidates)
@@ -262,7 +252,6 @@ class Allocator:
             else:
                 got[True] += 1
             chosen.append((self._place_set(cand, lang, real, used_targets), cand))
-            yield
         for cand in deferred:  # a stratum ran out: fill the tier from the other one
             if got[True] + got[False] >= n:
                 break
@@ -270,7 +259,6 @@ class Allocator:
             if real is not None:
                 got[bool(stratum(cand, real))] += 1
                 chosen.append((self._place_set(cand, lang, real, used_targets), cand))
-                yield
 
     def allocate_confusion_sets(self, sets_by_tier: dict[str, list], realize, tiers: list[str], stratum=None,
                                 nameable: dict[str, int] | None = None) -> list:
@@ -290,9 +278,10 @@ class Allocator:
         short of targets fills its cell first (`short_of_targets`), as items go most
         constrained first: every concept in any role belongs to one cell, and the languages
         choosing first took the few concepts Russian can name (cd/ru 25 of 830 at the
-        paper's quota). The other languages fill each tier together, a set each in turn
-        (`round_robin`): filled one after another, the last took what the others left of the
-        scarce medium tier (real data: cd/es 57 medium test sets against 87-93 elsewhere).
+        paper's quota). The others fill tier by tier: every language takes its share of a
+        tier before any takes the next. Filled language by language, the hard sets of the
+        first took the concepts the medium sets of the last needed (real data: cd/es 57
+        medium test sets against 87-93 elsewhere).
         """
         chosen = []
         used_targets: set[str] = set()
@@ -341,24 +330,22 @@ class Allocator:
         return {t: round(per_tier[t] * share) for t in per_tier}, share
 
     def _fill_languages(self, cells: list, tiers: list[str]) -> None:
-        """Fill these languages' cells (`(read, fill)` pairs) tier by tier, a set each in turn."""
+        """Fill these languages' cells (`(read, fill)` pairs) tier by tier, in order."""
         plans = [(read, fill, *self._tier_plan(read, fill, tiers)) for read, fill in cells]
         for tier in tiers:
-            round_robin([self._fill_tier(read(tier), fill, per_tier[tier], want_true[tier], placed[tier])
-                         for read, fill, per_tier, want_true, _share, placed in plans])
+            for read, fill, per_tier, want_true, _share, placed in plans:
+                self._fill_tier(read(tier), fill, per_tier[tier], want_true[tier], placed[tier])
         # a tier whose pool ran out leaves the rest of its share to the tiers that have
         # candidates left, in order: a cell takes as many sets as its pools allow (the few
         # Russian names reach few siblings: equal shares left cd/ru at 172 of 300)
         for tier in tiers:
-            refills = []
-            for read, fill, per_tier, want_true, share, placed in plans:
+            for read, fill, _per_tier, want_true, share, placed in plans:
                 short = self.quotas.get(("cd", fill.lang), 0) - sum(sum(p.values()) for p in placed.values())
                 if short <= 0:
                     continue
                 have = sum(placed[tier].values())
                 want = None if want_true[tier] is None else round((have + short) * share)
-                refills.append(self._fill_tier(read(tier), fill, have + short, want, placed[tier]))
-            round_robin(refills)
+                self._fill_tier(read(tier), fill, have + short, want, placed[tier])
 
     def _tier_plan(self, read, fill: "_CellFill", tiers: list[str]) -> tuple[dict, dict, float, dict]:
         """A cell's equal share per tier, the True-stratum count wanted per tier (probed),

@@ -34,9 +34,10 @@ class Lexicon:
 
     `entries[cui]`: the texts of the concept's English entry (preferred name, synonyms,
     definition); `names[cui]`: its names in every build language (the queries a set may
-    get). A concept's *name words* are the words of its names, in any language, that occur
-    in some English entry: French "syndrome de marfan" contributes "syndrome" and "marfan",
-    Chinese contributes nothing. IDF is over entries; stop-words never count.
+    get). A concept's *name words* are the words of its names that occur in some English
+    entry: French "syndrome de marfan" contributes "syndrome" and "marfan", Chinese nothing.
+    With a set's language (`LanguageNames`) they are that language's own words where it has
+    any, else the English ones. IDF is over entries; stop-words never count.
 
     Entry words are held as arrays of word ids (a frozenset is made for a concept when it is
     asked for): per-concept Python sets of every entry's words were the largest structure
@@ -137,9 +138,20 @@ class Lexicon:
         return self._index.get(cui, -1)
 
     def name_words(self, cui: str) -> frozenset[str]:
+        """The words of the concept's names that some entry holds: with `LanguageNames`, the
+        language's own where it has any, else the English ones. A lexical retriever matches
+        the query's words: confusers chosen by the union, mostly the English name's words,
+        often shared no word with a French query (real data, BM25 within-set accuracy fr
+        easy 0.621 / medium 0.557, p 0.15; by the French words 0.629 / 0.408)."""
         hit = self._name_words.get(cui)
         if hit is None:
-            hit = self._name_words[cui] = frozenset(w for w in self._words(self.names.get(cui, ())) if w in self.idf)
+            parts = self.names.parts(cui) if isinstance(self.names, LanguageNames) else (self.names.get(cui, ()),)
+            hit = frozenset()
+            for names in parts:
+                hit = frozenset(w for w in self._words(names) if w in self.idf)
+                if hit:
+                    break
+            self._name_words[cui] = hit
         return hit
 
     def entry_words(self, cui: str) -> frozenset[str]:
@@ -256,7 +268,8 @@ def stop_words(code: str) -> frozenset[str]:
 class LanguageNames:
     """A concept's names a query in `lang` is made from, then its English names: what a
     lexical retriever sees of the query (a French name shares "syndrome" and "marfan" with
-    English entries, not "néoplasme") and what the concept is called in its entry.
+    English entries, not "néoplasme") and what the concept is called in its entry. The
+    lexicon reads the two `parts` in turn (`Lexicon.name_words`).
     `names_in(cui, lang)`: the concept's names in the language; `english`: `.get(cui, default)`."""
 
     def __init__(self, lang: str, names_in, english, stopwords: frozenset[str] = frozenset()):
@@ -268,6 +281,12 @@ class LanguageNames:
         own = [] if self.lang == "en" else [" ".join(w for w in word_tokens(n) if w not in self.stopwords)
                                             for n in self.names_in(cui, self.lang)]
         return own + list(self.english.get(cui, default))
+
+    def parts(self, cui: str) -> tuple[list[str], list[str]]:
+        """(the language's names without stop-words, the English names)."""
+        own = [] if self.lang == "en" else [" ".join(w for w in word_tokens(n) if w not in self.stopwords)
+                                            for n in self.names_in(cui, self.lang)]
+        return own, list(self.english.get(cui, ()))
 
 
 def _idf_sum(idf: dict[str, float], words) -> float:

@@ -177,11 +177,11 @@ def test_confusion_sets_split_the_quota_across_tiers_and_languages():
     assert per == {("en", "easy"): 2, ("en", "medium"): 2, ("en", "hard"): 1, ("fr", "easy"): 2, ("fr", "medium"): 1, ("fr", "hard"): 1}
     targets = [c.target_cui for _, c in chosen]
     assert len(targets) == len(set(targets)) == 9  # a target is used once
-    # the languages take turns along each pool (en first), each skipping what is taken
-    assert [c.target_cui for a, c in chosen if a.lang == "en" and c.tier == "easy"] == [s.target_cui for s in pools["easy"][0::2]]
-    assert [c.target_cui for a, c in chosen if a.lang == "fr" and c.tier == "easy"] == [s.target_cui for s in pools["easy"][1::2]]
-    # medium: en's second set comes from the refill, after hard (fr took the second medium)
-    assert [c.target_cui for a, c in chosen if a.lang == "fr" and c.tier == "medium"] == [pools["medium"][1].target_cui]
+    # each language walks every pool from its start, skipping what is taken
+    assert [c.target_cui for a, c in chosen if a.lang == "fr" and c.tier == "easy"] == [s.target_cui for s in pools["easy"][2:4]]
+    # tier by tier: en's easy, fr's easy, en's medium, ...
+    assert [(a.lang, c.tier) for a, c in chosen] == [("en", "easy")] * 2 + [("fr", "easy")] * 2 + [("en", "medium")] * 2 + [
+        ("fr", "medium"), ("en", "hard"), ("fr", "hard")]
     a, c = chosen[0]
     assert a == Assignment(f"cd-en-{c.target_cui}", "cd", "en", f"en {c.target_name}", "terminology", c.target_name, (c.target_cui,))
     assert alloc.filled[("cd", "en")] == 5 and alloc.owner[c.target_cui] == ("cd", "en")

@@ -97,8 +97,8 @@ def test_entry_index_is_the_position_in_cuis_and_minus_1_without_an_entry():
 
 
 def test_with_names_keeps_entries_and_idf_and_reads_the_new_names_afresh():
-    """A French query's name words: its own (without French stop-words) and the English ones.
-    Everything memoised from the English names (name words, their IDF total, look-alikes) is
+    """A French query's name words: its own (without French stop-words) where some entry holds
+    any, else the English ones (tests/tasks/allocation/test_tier_shares.py). Everything memoised from the English names (name words, their IDF total, look-alikes) is
     not carried over; the original lexicon keeps its own."""
     import math
 
@@ -107,9 +107,13 @@ def test_with_names_keeps_entries_and_idf_and_reads_the_new_names_afresh():
     assert english == (frozenset({"heart", "attack"}), 0.0, ["H", "X"])
     fr = lex.with_names(LanguageNames("fr", lambda cui, lang: {"A": ["Infarctus de myocarde"]}.get(cui, []), lex.names,
                                       frozenset({"de"})))
-    assert fr.name_words("A") == frozenset({"infarctus", "myocarde", "heart", "attack"})  # "de" is a French stop-word
+    assert fr.name_words("A") == frozenset({"infarctus", "myocarde"})  # "de" is a French stop-word
     assert fr.idf == lex.idf and fr.cuis == lex.cuis and fr.entry_words("M") == frozenset({"infarctus", "de", "myocarde"})
-    # idf: infarctus and myocarde log(1 + 4/1), heart and attack log(1 + 4/2)
-    assert fr.coverage("A", "M") == pytest.approx(2 * math.log(5) / (2 * math.log(5) + 2 * math.log(3)))
-    assert fr.look_alikes("A") == ["M", "X"]  # the rarest three: infarctus, myocarde, then attack before heart
+    # the French words alone: M's entry holds all of them, H's and X's none
+    assert fr.coverage("A", "M") == 1.0 and fr.coverage("A", "X") == 0.0
+    assert fr.look_alikes("A") == ["M"]
+    # with no French name, the English words (idf: heart and attack log(1 + 4/2))
+    bare = lex.with_names(LanguageNames("fr", lambda cui, lang: [], lex.names, frozenset({"de"})))
+    assert bare.name_words("A") == frozenset({"heart", "attack"}) and bare.coverage("A", "X") == pytest.approx(0.5)
+    assert math.isclose(bare.coverage("A", "H"), 0.5)
     assert (lex.name_words("A"), lex.coverage("A", "M"), lex.look_alikes("A")) == english

@@ -10,7 +10,7 @@ import multiprocessing
 
 from tasks.allocation.allocator import Allocator, Realization, constrained_first
 from tasks.allocation.confusion import ByLanguage, LazyTier, computed_on, lazy_candidates
-from tasks.allocation.lexicon import LanguageNames, stop_words
+from tasks.allocation.lexicon import LanguageNames, Lexicon, stop_words
 from tasks.allocation.tiers import ConfusionCandidate, TierPools
 
 
@@ -80,8 +80,8 @@ def test_languages_short_of_targets_choose_first():
     assert constrained_first(["en", "fr", "ru"], {"en": 1, "fr": 1}, {"en": 1, "fr": 1, "ru": 1}) == ["ru", "en", "fr"]
     assert constrained_first(["en", "fr"], {"en": 50, "fr": 5}, {"en": 1}) == ["en", "fr"]  # no cd quota: never short
     # one pool of 3 sets, quota 3 in two languages: Russian, short of targets, fills its cell
-    # first and takes them all; not short, it takes its turn after English (2 to 1)
-    for nameable, ru_sets in ((None, 1), ({"en": 40, "ru": 3}, 3), ({"en": 40, "ru": 40}, 1)):
+    # first and takes them all; not short, it comes after English and gets none
+    for nameable, ru_sets in ((None, 0), ({"en": 40, "ru": 3}, 3), ({"en": 40, "ru": 40}, 0)):
         alloc = Allocator({("cd", "en"): 3, ("cd", "ru"): 3}, ["en", "ru"], {"en": 5, "ru": 5}, 0.7, 128, 5)
         chosen = alloc.allocate_confusion_sets({"easy": _sets(3, "easy")}, _realize, ["easy"], nameable=nameable)
         assert sum(1 for a, _ in chosen if a.lang == "ru") == ru_sets
@@ -157,17 +157,37 @@ def test_each_language_reads_tier_lists_made_with_its_own_name_words():
         assert {t: list(v.for_language("fr")) for t, v in by_lang.items()} == french
 
 
-def test_languages_not_short_share_a_scarce_tier_a_set_each_in_turn():
-    # quota 6 each: 2 medium sets wanted per language, 4 in the pool. Filled one language
-    # after another, en and fr took 2 each and es none; in turn, es gets one
-    langs = ["en", "fr", "es"]
+def test_every_language_takes_its_share_of_a_tier_before_any_takes_the_next():
+    # en's hard sets H0, H1 would take as distractors the concepts es's medium sets M2, M3
+    # need. Filled language by language, en took them first and es got no medium set; tier
+    # by tier, es's medium sets come first, en's hard sets are H2, H3, and es (owning DM2 and
+    # DM3 now) can take H0, H1
+    langs = ["en", "es"]
     alloc = Allocator({("cd", l): 6 for l in langs}, langs, {l: 5 for l in langs}, 0.7, 128, 5)
-    pools = {"easy": _sets(30, "easy"), "medium": _sets(4, "medium"), "hard": _sets(30, "hard")}
+    medium = [ConfusionCandidate(f"CM{i}", _name(f"m{i}"), "medium", (f"DM{i}",)) for i in range(4)]
+    hard = [ConfusionCandidate(f"CH{i}", _name(f"h{i}"), "hard", (f"DM{i + 2}",) if i < 2 else (f"DH{i}",)) for i in range(6)]
+    pools = {"easy": _sets(4, "easy"), "medium": medium, "hard": hard}
     chosen = alloc.allocate_confusion_sets(pools, _realize, ["easy", "medium", "hard"])
-    assert [_per_tier(chosen, l)["medium"] for l in langs] == [2, 1, 1]
-    medium = [(a.lang, c.target_cui) for a, c in chosen if c.tier == "medium"]
-    assert medium == [(l, s.target_cui) for l, s in zip(["en", "fr", "es", "en"], pools["medium"])]
-    # each cell is full: the medium shortfall went to easy (the first tier with candidates left)
-    assert [_per_tier(chosen, l) for l in langs] == [{"easy": 2, "medium": 2, "hard": 2},
-                                                     {"easy": 3, "medium": 1, "hard": 2},
-                                                     {"easy": 3, "medium": 1, "hard": 2}]
+    got = {(a.lang, c.tier): [] for a, c in chosen}
+    for a, c in chosen:
+        got[(a.lang, c.tier)].append(c.target_cui)
+    assert got == {("en", "easy"): ["CE00000", "CE00001"], ("en", "medium"): ["CM0", "CM1"], ("en", "hard"): ["CH2", "CH3"],
+                   ("es", "easy"): ["CE00002", "CE00003"], ("es", "medium"): ["CM2", "CM3"], ("es", "hard"): ["CH0", "CH1"]}
+    assert alloc.owner["DM2"] == ("cd", "es")
+
+
+def test_a_languages_own_name_words_decide_where_it_has_any_in_the_entries_else_the_english_ones():
+    entries = {"A": ["Marfan syndrome"], "B": ["syndrome X"], "C": ["anisocoria"], "D": ["Marfan family"]}
+    english = _English({"A": ["Marfan syndrome"], "C": ["Anisocoria"]})
+    french = {"A": ["Maladie de Marfan"], "C": ["Anisocorie"]}
+    lex = Lexicon(entries, english)
+    fr = lex.with_names(LanguageNames("fr", lambda cui, lang: french[cui], english, stop_words("fr")))
+    # "maladie" is in no entry: French "Maladie de Marfan" is matched by "marfan" alone
+    assert fr.name_words("A") == frozenset({"marfan"})
+    assert fr.coverage("A", "B") == 0.0 and fr.coverage("A", "D") == 1.0
+    # a French name with no word in any entry ("anisocorie") reads the English one
+    assert fr.name_words("C") == frozenset({"anisocoria"})
+    # English reads its own names, as without languages
+    en = lex.with_names(LanguageNames("en", lambda cui, lang: ["never asked"], english, frozenset()))
+    assert en.name_words("A") == frozenset({"marfan", "syndrome"}) and en.coverage("A", "B") > 0
+    assert LanguageNames("fr", lambda cui, lang: french[cui], english, stop_words("fr")).parts("A") == (["maladie marfan"], ["Marfan syndrome"])

@@ -216,7 +216,7 @@ def _run(code: str, cwd, model) -> str:
 def test_the_cards_loading_snippets_run(sample_build, tiny):
     card = (sample_build["release"] / "README.md").read_text(encoding="utf-8")
     datasets_code, mteb_code, beir_code = _python_blocks(card, "## Loading")
-    assert _run(datasets_code, sample_build["base"], tiny) == "58 6 6 ['C0003650', 'C0029850', 'C0085614', 'C0425470']\n6 en\n"
+    assert _run(datasets_code, sample_build["base"], tiny) == "58 6 6 ['C0004045', 'C0349476', 'C0546817', 'C3163894']\n6 en\n"
     assert _run(beir_code, sample_build["base"], tiny) == "58 6 6\n58 6 6\n"  # xqa/en, then xqa/es's pivot control
     assert 'GenericDataLoader(data_folder="releases/0.1.0/xqa/es", prefix="pivot")' in beir_code
     lines = _run(mteb_code, sample_build["base"], tiny).splitlines()
