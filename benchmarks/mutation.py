@@ -221,13 +221,17 @@ EQUIVALENT: dict[tuple, str] = {
         "without strata got[False] is 0; with them the limits (want_true and n - want_true, neither lower in the "
         "refill) already stop the tier at n sets, so the mutant only walks on deferring every candidate, and the "
         "deferred loop stops at n (a stratum over its limit got there by exhausting the other one's candidates)",
-    ("tasks/allocation/allocator.py", "return (0, n, languages.index(l)) if n < ENOUGH_TARGETS * quotas.get(l, 0) else (1, 0, languages.index(l))",
-     "1 -> 2", 89, 90): "the group mark is only compared with the short ones' 0: 2 sorts after 0 as 1 does",
-    ("tasks/allocation/allocator.py", "return (0, n, languages.index(l)) if n < ENOUGH_TARGETS * quotas.get(l, 0) else (1, 0, languages.index(l))",
-     "0 -> 1", 92, 93): "every language that is not short has the same middle key: 1 for all ties as 0 did",
-    ("tasks/allocation/allocator.py", 'self.languages, nameable, {l: self.quotas.get(("cd", l), 0) for l in self.languages})', "0 -> 1"):
+    ("tasks/allocation/allocator.py", "short = [l for l in languages if nameable.get(l, 0) < ENOUGH_TARGETS * quotas.get(l, 0)]",
+     "0 -> 1"): "a language that names nothing counted: 0 or 1 nameable is short against any quota of 1 or more "
+        "(12 x quota >= 12), and neither is short against no quota",
+    ("tasks/allocation/allocator.py", 'quotas = {l: self.quotas.get(("cd", l), 0) for l in self.languages}', "0 -> 1"):
         "only a language without a cd quota moves (it may count as short), and it takes no set wherever it comes: "
         "its n = 0 tier fill stops before looking at a candidate",
+    ("tasks/allocation/allocator.py", "while got[True] + got[False] < n:", "+ -> -"):
+        "without strata got[False] is 0; with them the limits (want_true and n - want_true) stop each side, so the "
+        "mutant only reads on, deferring every further candidate, and the deferred loop stops at n",
+    ("tasks/allocation/allocator.py", "if short <= 0:", "<= -> <"):
+        "at short 0 the refill asks the tier for have + 0 sets: it holds them already and reads no candidate",
     ("tasks/allocation/allocator.py", "share = sum(sum(v) for v in probe.values()) / seen if seen else 0.0", "0.0 -> 1.0"):
         "seen is 0 only when no set of the pools is viable for the language: the tiers then take nothing either way",
     ("tasks/allocation/allocator.py", "share = 0.0", "0.0 -> 1.0"):
