@@ -142,7 +142,8 @@ class Lexicon:
         language's own where it has any, else the English ones. A lexical retriever matches
         the query's words: confusers chosen by the union, mostly the English name's words,
         often shared no word with a French query (real data, BM25 within-set accuracy fr
-        easy 0.621 / medium 0.557, p 0.15; by the French words 0.638 / 0.408, p 0.0003)."""
+        0.621 / 0.557 / 0.413, easy > medium p 0.15; by the French words 0.629 / 0.433 /
+        0.231, p 0.001; docs/evaluation.md)."""
         hit = self._name_words.get(cui)
         if hit is None:
             parts = self.names.parts(cui) if isinstance(self.names, LanguageNames) else (self.names.get(cui, ()),)
