@@ -279,15 +279,16 @@ class LanguageNames:
     def get(self, cui: str, default=()):
         """The language's names without its stop-words (French "de" is in few English entries,
         so it weighs much, and says nothing about the concept), then the English names."""
-        own = [] if self.lang == "en" else [" ".join(w for w in word_tokens(n) if w not in self.stopwords)
-                                            for n in self.names_in(cui, self.lang)]
-        return own + list(self.english.get(cui, default))
+        return self._own(cui) + list(self.english.get(cui, default))
 
     def parts(self, cui: str) -> tuple[list[str], list[str]]:
         """(the language's names without stop-words, the English names)."""
-        own = [] if self.lang == "en" else [" ".join(w for w in word_tokens(n) if w not in self.stopwords)
-                                            for n in self.names_in(cui, self.lang)]
-        return own, list(self.english.get(cui, ()))
+        return self._own(cui), list(self.english.get(cui, ()))
+
+    def _own(self, cui: str) -> list[str]:
+        if self.lang == "en":
+            return []
+        return [" ".join(w for w in word_tokens(n) if w not in self.stopwords) for n in self.names_in(cui, self.lang)]
 
 
 def _idf_sum(idf: dict[str, float], words) -> float:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import hashlib
 import multiprocessing
 
-from tasks.allocation.allocator import Allocator, Realization, constrained_first
+from tasks.allocation.allocator import Allocator, Realization, short_of_targets
 from tasks.allocation.confusion import ByLanguage, LazyTier, computed_on, lazy_candidates
 from tasks.allocation.lexicon import LanguageNames, Lexicon, stop_words
 from tasks.allocation.tiers import ConfusionCandidate, TierPools
@@ -73,12 +73,12 @@ def test_languages_short_of_targets_choose_first():
     langs = ["en", "zh", "ja", "fr", "ru", "es"]
     quotas = {l: 10 for l in langs}  # enough: 12 x 10 = 120 nameable targets
     nameable = {"en": 900, "zh": 500, "ja": 119, "fr": 600, "ru": 14, "es": 120}
-    # the short ones (ru, then ja) first, fewest first; the others keep the build's order
-    assert constrained_first(langs, nameable, quotas) == ["ru", "ja", "en", "zh", "fr", "es"]
-    assert constrained_first(["en", "fr"], {}, {}) == ["en", "fr"]  # no quota: nobody is short
-    assert constrained_first(["en", "fr"], {"en": 1}, {"en": 1, "fr": 1}) == ["fr", "en"]  # uncounted: names nothing
-    assert constrained_first(["en", "fr", "ru"], {"en": 1, "fr": 1}, {"en": 1, "fr": 1, "ru": 1}) == ["ru", "en", "fr"]
-    assert constrained_first(["en", "fr"], {"en": 50, "fr": 5}, {"en": 1}) == ["en", "fr"]  # no cd quota: never short
+    # the short ones (ru, then ja: es names exactly 12 x 10), fewest first
+    assert short_of_targets(langs, nameable, quotas) == ["ru", "ja"]
+    assert short_of_targets(["en", "fr"], {}, {}) == []  # no quota: nobody is short
+    assert short_of_targets(["en", "fr"], {"en": 1}, {"en": 1, "fr": 1}) == ["fr", "en"]  # uncounted: names nothing
+    assert short_of_targets(["en", "fr", "ru"], {"en": 1, "fr": 1}, {"en": 1, "fr": 1, "ru": 1}) == ["ru", "en", "fr"]
+    assert short_of_targets(["en", "fr"], {"en": 50, "fr": 5}, {"en": 1}) == []  # no cd quota: never short
     # one pool of 3 sets, quota 3 in two languages: Russian, short of targets, fills its cell
     # first and takes them all; not short, it comes after English and gets none
     for nameable, ru_sets in ((None, 0), ({"en": 40, "ru": 3}, 3), ({"en": 40, "ru": 40}, 0)):
