@@ -67,6 +67,7 @@ class TierResult(Strict):
     tier: Tier
     count: int
     ties: int  # sets whose target tied with a member
+    all_tied: int = 0  # sets whose members all scored the same: the retriever told none apart
     accuracy_at_1: float | None
     mrr: float | None
     retrieval_ndcg_at_10: float | None
@@ -100,6 +101,10 @@ class TierSteps(Strict):
     split: Split
     steps: list[TierStep]  # easy -> medium, then medium -> hard
     strictly_ordered: bool  # accuracy@1 easy > medium > hard (point values); false when a tier has no set
+    all_tied: int = 0  # sets of the ladder (all tiers) whose members all scored the same
+    # more than half the ladder's sets tie every member: each such set scores 1 / its size in
+    # every tier, so the order (strict or not) is set by the few others, not by the tiers
+    at_chance: bool = False
 
 
 class MacroAverage(Strict):

@@ -56,3 +56,9 @@ def within_set(target: str, scores: dict[str, float]) -> tuple[float, float, boo
     acc = 1.0 / (tied + 1) if above == 0 else 0.0
     rr = sum(1.0 / r for r in ranks) / len(ranks)
     return acc, rr, tied > 0
+
+
+def all_tied(scores: dict[str, float]) -> bool:
+    """Every member of the set scored the same: the retriever told none of them apart (a
+    Cyrillic query against English entries under BM25 shares no token with any of them)."""
+    return len(set(scores.values())) <= 1

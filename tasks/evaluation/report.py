@@ -178,14 +178,18 @@ def tier_step_lines(res: EvaluationResults, split: str) -> list[str]:
                  f"(every labelling enumerated up to {st.tier_step_exact_up_to_patterns}, else "
                  f"{st.randomization_permutations} seeded shuffles); beyond noise: p < {st.alpha}, read only where both "
                  f"tiers have at least {st.tier_step_min_sets} sets (else too few sets); strictly ordered: "
-                 "easy > medium > hard on the accuracies.", "",
+                 "easy > medium > hard on the accuracies; at chance: more than half the cell's sets tie every member "
+                 "(the retriever told their members apart not at all, so each scores 1 / its size in any tier and "
+                 "the order is set by the few others).", "",
              "| retriever | lang | sets easy / medium | easy - medium | p | verdict | sets medium / hard | medium - hard "
              "| p | verdict | strictly ordered |",
              "|---|---|---:|---:|---:|---|---:|---:|---:|---|---|"]
     for t in sorted(rows, key=lambda t: ([r.name for r in res.retrievers].index(t.retriever), _langs(res).index(t.lang))):
         steps = " | ".join(f"{s.upper_sets} / {s.lower_sets} | {'-' if s.difference is None else f'{s.difference:+.3f}'} | "
                            f"{_p(s.p_value)} | {s.verdict}" for s in t.steps)
-        lines.append(f"| {t.retriever} | {t.lang} | {steps} | {'yes' if t.strictly_ordered else 'no'} |")
+        sets = t.steps[0].upper_sets + t.steps[0].lower_sets + t.steps[1].lower_sets  # easy, medium, hard
+        chance = f" (at chance: {t.all_tied} of {sets} sets tie every member)" if t.at_chance else ""
+        lines.append(f"| {t.retriever} | {t.lang} | {steps} | {'yes' if t.strictly_ordered else 'no'}{chance} |")
     return lines
 
 
@@ -227,13 +231,15 @@ def results_markdown(res: EvaluationResults, figures: list[str]) -> str:
         if tiers:
             lines += ["### Concept discrimination by tier", "",
                       "Within the set: the target ranked among its own confusion set (a tie counts as the "
-                      "expectation over the tied members' orders). Retrieval: over the cell's whole corpus.", "",
-                      "| retriever | lang | tier | sets | ties | accuracy@1 (set) | MRR (set) | nDCG@10 (corpus) | MRR@10 (corpus) |",
-                      "|---|---|---|---:|---:|---:|---:|---:|---:|"]
+                      "expectation over the tied members' orders; all tied: every member scored the same). Retrieval: over "
+                      "the cell's whole corpus.", "",
+                      "| retriever | lang | tier | sets | ties | all tied | accuracy@1 (set) | MRR (set) | nDCG@10 (corpus) | "
+                      "MRR@10 (corpus) |",
+                      "|---|---|---|---:|---:|---:|---:|---:|---:|---:|"]
             order = {t: i for i, t in enumerate(TIERS)}
             for t in sorted(tiers, key=lambda t: ([r.name for r in res.retrievers].index(t.retriever),
                                                   _langs(res).index(t.lang), order[t.tier])):
-                lines.append(f"| {t.retriever} | {t.lang} | {t.tier} | {t.count} | {t.ties} | {_f(t.accuracy_at_1)} | "
+                lines.append(f"| {t.retriever} | {t.lang} | {t.tier} | {t.count} | {t.ties} | {t.all_tied} | {_f(t.accuracy_at_1)} | "
                              f"{_f(t.mrr)} | {_f(t.retrieval_ndcg_at_10)} | {_f(t.retrieval_mrr_at_10)} |")
             lines += tier_step_lines(res, split)
         gap = pivot_gap_lines(res, split)

@@ -38,7 +38,7 @@ from tasks.evaluation import stats
 from tasks.evaluation.cells import Cell, load_cells, read_manifest
 from tasks.evaluation.external import ExternalRuns, RunSpec, read_runs, run_file_name
 from tasks.evaluation.outdir import prepare_out
-from tasks.evaluation.metrics import MEASURES, mean, mean_metrics, per_query, within_set
+from tasks.evaluation.metrics import MEASURES, all_tied, mean, mean_metrics, per_query, within_set
 from tasks.evaluation.retrievers import RetrieverSpec, make_retriever, parse_retrievers
 from tasks.evaluation.runs import format_score, printed, write_qrels, write_run
 from tasks.evaluation.tier_steps import MIN_SETS, tier_steps
@@ -109,7 +109,7 @@ def _prepare_out(out_dir: Path) -> None:
     prepare_out(out_dir)
 
 
-SetScores = dict[str, list[tuple[float, float, bool, str]]]  # tier -> (accuracy@1, RR, tied, query id) per set
+SetScores = dict[str, list[tuple[float, float, bool, bool, str]]]  # tier -> (accuracy@1, RR, tied, all tied, query id)
 
 
 def _set_scores(cell: Cell, split: str, searcher, confusion: dict) -> SetScores:
@@ -122,7 +122,7 @@ def _set_scores(cell: Cell, split: str, searcher, confusion: dict) -> SetScores:
             raise InputError("cd/confusion_sets.jsonl", f"no confusion set for the cd query {qid!r}")
         members = [s["target_cui"]] + list(s["distractor_cuis"])
         scores = {d: float(format_score(v)) for d, v in searcher.within(position[qid], members).items()}
-        by_tier[s["tier"]].append((*within_set(s["target_cui"], scores), qid))
+        by_tier[s["tier"]].append((*within_set(s["target_cui"], scores), all_tied(scores), qid))
     return by_tier
 
 
@@ -134,6 +134,7 @@ def _tiers(retriever: str, cell: Cell, split: str, by_tier: SetScores, per_q: di
         filled = bool(rows)
         out.append(TierResult(
             retriever=retriever, lang=cell.lang, split=split, tier=tier, count=len(rows), ties=sum(1 for r in rows if r[2]),
+            all_tied=sum(1 for r in rows if r[3]),
             accuracy_at_1=_r(mean([r[0] for r in rows])) if filled else None,
             mrr=_r(mean([r[1] for r in rows])) if filled else None,
             retrieval_ndcg_at_10=_r(mean([per_q[q]["ndcg_at_10"] for q in qids], "ndcg_cut_10")) if filled else None,
@@ -235,7 +236,8 @@ def _score_cell(system, cell: Cell, splits: list[str], out_dir: Path, per_query_
             if cell.task == "cd" and not pivot and searcher is not None:
                 by_tier = _set_scores(cell, s, searcher, confusion)
                 tiers += _tiers(system.name, cell, s, by_tier, per_q)
-                steps.append(tier_steps(system.name, cell.lang, s, {t: [r[0] for r in rows] for t, rows in by_tier.items()}))
+                steps.append(tier_steps(system.name, cell.lang, s, {t: [r[0] for r in rows] for t, rows in by_tier.items()},
+                                        all_tied=sum(1 for rows in by_tier.values() for r in rows if r[3])))
     return results, tiers, steps
 
 

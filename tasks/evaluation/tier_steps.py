@@ -7,6 +7,8 @@ lower's. Its one-sided p-value for "upper > lower" is an unpaired permutation te
 tier labels over the two tiers' per-set scores (a tie counts as its expectation, as in the
 tier table), seeded by cell, retriever, split and step (tasks/evaluation/stats.py). A step
 is only read when both tiers hold MIN_SETS sets: below that its verdict is "too few sets".
+A ladder is at chance when more than half its sets tie every member (`all_tied`): the
+retriever cannot tell those sets' members apart, so its order says nothing of the tiers.
 """
 from __future__ import annotations
 
@@ -40,10 +42,18 @@ def _step(retriever: str, lang: str, split: str, upper: tuple[str, list[float]],
                     p_value=None if p is None else round(p, 6), verdict=step_verdict(len(xs), len(ys), p))
 
 
-def tier_steps(retriever: str, lang: str, split: str, per_set: dict[str, list[float]]) -> TierSteps:
-    """The two steps of a cell's ladder from each tier's per-set within-set accuracy@1."""
+def at_chance(all_tied: int, sets: int) -> bool:
+    """More than half the sets tie every member (exactly half is not)."""
+    return 2 * all_tied > sets
+
+
+def tier_steps(retriever: str, lang: str, split: str, per_set: dict[str, list[float]], all_tied: int = 0) -> TierSteps:
+    """The two steps of a cell's ladder from each tier's per-set within-set accuracy@1;
+    `all_tied` counts the ladder's sets whose members all scored the same."""
     ladder = [(t, list(per_set.get(t, []))) for t in TIERS]
     steps = [_step(retriever, lang, split, a, b) for a, b in zip(ladder, ladder[1:])]
     ordered = all(s.difference is not None for s in steps) and all(
         mean(a[1]) > mean(b[1]) for a, b in zip(ladder, ladder[1:]))
-    return TierSteps(retriever=retriever, lang=lang, split=split, steps=steps, strictly_ordered=ordered)
+    sets = sum(len(xs) for _t, xs in ladder)
+    return TierSteps(retriever=retriever, lang=lang, split=split, steps=steps, strictly_ordered=ordered,
+                     all_tied=all_tied, at_chance=at_chance(all_tied, sets))

@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from mmedbench.cli import app
 from schemas.results import EvaluationResults
-from tasks.evaluation.metrics import mean_metrics, per_query, within_set
+from tasks.evaluation.metrics import all_tied, mean_metrics, per_query, within_set
 from tasks.evaluation.runs import read_qrels, read_run, trec_order, write_run
 from tasks.evaluation.stage import evaluate_release
 from tests.evaluation_release import BUILD_ID, make_tiny_release, reseal
@@ -55,6 +55,17 @@ def test_within_set_counts_a_tie_as_its_expectation():
     assert within_set("t", {"t": 0.0, "a": 1.0, "b": 2.0}) == (0.0, pytest.approx(1 / 3), False)
     acc, rr, tied = within_set("t", {"t": 0.0, "a": 0.0, "b": 0.0, "c": 0.0})
     assert (acc, tied) == (0.25, True) and rr == pytest.approx((1 + 1 / 2 + 1 / 3 + 1 / 4) / 4)
+
+
+@pytest.mark.parametrize("scores, tied", [
+    ({"t": 0.0, "a": 0.0, "b": 0.0, "c": 0.0}, True),  # a cross-script query under BM25: nothing matched
+    ({"t": 1.5, "a": 1.5, "b": 1.5}, True),  # equal, not only zero
+    ({"t": 0.0, "a": 0.0, "b": 0.0, "c": 0.1}, False),  # one member told apart
+    ({"t": 1.0, "a": 1.0, "b": 0.0}, False),  # the target tied, but not with every member
+    ({"t": 2.0, "a": 0.0, "b": 0.0}, False),
+])
+def test_a_set_is_all_tied_only_when_every_member_scored_the_same(scores, tied):
+    assert all_tied(scores) is tied
 
 
 def test_a_run_file_is_written_in_trec_evals_order_and_reads_back(tmp_path):

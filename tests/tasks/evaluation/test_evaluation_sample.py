@@ -140,7 +140,7 @@ def test_the_tier_steps_of_the_sample_rescore_from_the_run_files(sample_build, t
     assert (res.statistics.tier_step_min_sets, res.statistics.tier_step_exact_up_to_patterns) == (80, 8192)
     sets = {s["set_id"]: s for s in map(json.loads, (release / "cd" / "confusion_sets.jsonl").read_text().splitlines())}
     md = (out_dir / "results.md").read_text()
-    compared = 0
+    compared, at_chance = 0, set()
     for ladder in res.tier_steps:
         run: dict[str, dict[str, float]] = {}
         for line in (out_dir / "runs" / "bm25" / f"cd-{ladder.lang}.trec").read_text().splitlines():
@@ -149,10 +149,12 @@ def test_the_tier_steps_of_the_sample_rescore_from_the_run_files(sample_build, t
         qrels = (release / "cd" / ladder.lang / "qrels" / "test.tsv").read_text().splitlines()[1:]
         test_ids = sorted({line.split("\t")[0] for line in qrels})
         per_tier: dict[str, list[Fraction]] = {t: [] for t in TIERS}
+        all_tied = {t: 0 for t in TIERS}
         for q in test_ids:
             s = sets[q]
             members = [s["target_cui"]] + s["distractor_cuis"]
             per_tier[s["tier"]].append(_within_set_from_run(run.get(q, {}), s["target_cui"], members))
+            all_tied[s["tier"]] += len({run.get(q, {}).get(m, 0.0) for m in members}) == 1
         means = {t: sum(v) / len(v) for t, v in per_tier.items() if v}
         for step in ladder.steps:
             xs, ys = per_tier[step.upper], per_tier[step.lower]
@@ -164,6 +166,13 @@ def test_the_tier_steps_of_the_sample_rescore_from_the_run_files(sample_build, t
             assert step.p_value == round(float(exact_p(xs, ys)), 6)
             compared += 1
         assert ladder.strictly_ordered == (len(means) == 3 and means["easy"] > means["medium"] > means["hard"])
+        assert ladder.all_tied == sum(all_tied.values())
+        assert [t.all_tied for t in res.tiers if (t.retriever, t.lang, t.split) == ("bm25", ladder.lang, "test")] == \
+            [all_tied[t] for t in TIERS]
+        if ladder.at_chance:
+            at_chance.add(ladder.lang)
         first = ladder.steps[0]
         assert f"| bm25 | {ladder.lang} | {first.upper_sets} / {first.lower_sets} | " in md
     assert compared == 2 * len(SAMPLE_LANGUAGES)  # the sample fills every tier of every cd cell's test split
+    # BM25 matches no token of a Cyrillic or CJK query in the English entries: most sets tie every member
+    assert sorted(at_chance) == ["ja", "ru", "zh"]

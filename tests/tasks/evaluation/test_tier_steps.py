@@ -161,6 +161,19 @@ def test_strictly_ordered_on_the_point_values(per_set, ordered):
     assert tier_steps("bm25", "fr", "test", per_set).strictly_ordered is ordered
 
 
+@pytest.mark.parametrize("tied, chance", [(0, False), (2, False), (3, True), (4, True)])
+def test_a_ladder_is_at_chance_when_more_than_half_its_sets_tie_every_member(tied, chance):
+    # four sets in all; two of four is half, not more than half
+    got = tier_steps("bm25", "ru", "test", {"easy": [0.25, 0.25], "medium": [0.25], "hard": [1.0]}, all_tied=tied)
+    assert (got.all_tied, got.at_chance, got.strictly_ordered) == (tied, chance, False)
+
+
+def test_an_ordered_ladder_at_chance_is_still_strictly_ordered_and_says_so():
+    # 3 of 5 sets tie every member (0.25 each); the order comes from the other two
+    got = tier_steps("bm25", "ru", "test", {"easy": [1.0, 0.25], "medium": [0.25, 0.25], "hard": [0.0]}, all_tied=3)
+    assert (got.strictly_ordered, got.at_chance) == (True, True)
+
+
 def test_the_difference_is_upper_minus_lower_before_rounding():
     got = tier_steps("bm25", "fr", "test", {"easy": [1.0, 0.0, 0.0], "medium": [0.0, 0.0], "hard": [1.0]})
     assert [s.difference for s in got.steps] == [round(1 / 3, 6), -1.0]
@@ -185,17 +198,19 @@ def test_the_results_md_table_lines():
                  verdict="beyond noise"),
         TierStep(upper="medium", lower="hard", upper_sets=95, lower_sets=110, difference=0.02, p_value=0.31,
                  verdict="within noise")])
-    en = tier_steps("bm25", "en", "test", {"easy": [1.0], "medium": [], "hard": [1.0, 0.0]})
+    en = tier_steps("bm25", "en", "test", {"easy": [1.0], "medium": [], "hard": [1.0, 0.0]}, all_tied=2)
     lines = tier_step_lines(_results([fr, en]), "test")
     assert lines[1].startswith("Tier steps: within-set accuracy@1 of the easier tier minus the harder one, and the "
                                "one-sided p-value of \"easier > harder\" from a permutation test of the tier labels")
     assert "enumerated up to 8192, else 10000 seeded shuffles); beyond noise: p < 0.05" in lines[1]
     assert "at least 80 sets" in lines[1]
+    assert "at chance: more than half the cell's sets tie every member" in lines[1]
     # rows by retriever, then language (English first), whatever their order in results.json
     assert lines[3:] == [
         "| retriever | lang | sets easy / medium | easy - medium | p | verdict | sets medium / hard | medium - hard | p "
         "| verdict | strictly ordered |",
         "|---|---|---:|---:|---:|---|---:|---:|---:|---|---|",
-        "| bm25 | en | 1 / 0 | - | - | too few sets | 0 / 2 | - | - | too few sets | no |",
+        "| bm25 | en | 1 / 0 | - | - | too few sets | 0 / 2 | - | - | too few sets | no (at chance: 2 of 3 sets tie "
+        "every member) |",
         "| minilm | fr | 120 / 95 | +0.083 | 0.0123 | beyond noise | 95 / 110 | +0.020 | 0.3100 | within noise | yes |"]
     assert tier_step_lines(_results([fr, en]), "dev") == []
