@@ -77,6 +77,7 @@ MODULES: dict[str, list[str]] = {
                                       _ALLOCATION + "test_tier_shares.py"],
     "tasks/allocation/concept_entries.py": [_ALLOCATION + "test_concept_entries.py"],
     "tasks/audit/checks.py": ["tests/tasks/audit/test_checks.py", "tests/tasks/audit/test_tier_check.py"],
+    "tasks/evaluation/tier_steps.py": ["tests/tasks/evaluation/test_tier_steps.py"],
 }
 
 # (module, source line stripped, mutation[, column, end column[, occurrence]]) -> why the

@@ -174,6 +174,12 @@ def test_an_ordered_ladder_at_chance_is_still_strictly_ordered_and_says_so():
     assert (got.strictly_ordered, got.at_chance) == (True, True)
 
 
+def test_the_p_value_is_rounded_to_six_decimals():
+    # [1, 0] above [0]: 2 of the 3 labellings reach the observed upper sum, p = 2/3 exactly
+    got = tier_steps("bm25", "fr", "test", {"easy": [1.0, 0.0], "medium": [0.0], "hard": []})
+    assert got.steps[0].p_value == 0.666667
+
+
 def test_the_difference_is_upper_minus_lower_before_rounding():
     got = tier_steps("bm25", "fr", "test", {"easy": [1.0, 0.0, 0.0], "medium": [0.0, 0.0], "hard": [1.0]})
     assert [s.difference for s in got.steps] == [round(1 / 3, 6), -1.0]
