@@ -30,7 +30,8 @@ from schemas.parameters import (AllocationParameters, AuditParameters, BuildRequ
                                 RealizationParameters, SourcesParameters, VocabularyParameters, WriteParameters)
 from tasks.audit.stage import audit_draft
 from tasks.evaluation.stage import evaluate_draft
-from tasks.release.stage import evaluation_retrievers, publish_release, write_card_stage, write_release
+from tasks.release.stage import (evaluation_retrievers, publish_release, refuse_a_different_release, write_card_stage,
+                                 write_release)
 
 DIGESTS_FILE = "file-digests.json"  # in the work dir
 
@@ -41,6 +42,7 @@ class Stage:
     run: Callable  # task stages: (run, params, upstream); the others: (params, upstream)
     parameters: type[Parameters]
     task: bool = False
+    before: Callable | None = None  # (params): checked before any stage runs, to fail fast
 
 
 BUILD_STAGES: tuple[Stage, ...] = (
@@ -51,7 +53,7 @@ BUILD_STAGES: tuple[Stage, ...] = (
     Stage("realize", ts.realize, RealizationParameters, task=True),
     Stage("lexicon", ts.index_entries, LexiconParameters, task=True),
     Stage("allocate", ts.allocate, AllocationParameters, task=True),
-    Stage("write", write_release, WriteParameters),
+    Stage("write", write_release, WriteParameters, before=refuse_a_different_release),
     Stage("evaluate", evaluate_draft, EvaluationParameters),
     Stage("card", write_card_stage, CardParameters),
     Stage("audit", audit_draft, AuditParameters),
@@ -156,6 +158,9 @@ def run_build(loaded: LoadedConfig, request: BuildRequest, stages: tuple[Stage, 
     # cache keys are content keys): unchanged files are not hashed again
     digests = request.work_dir / DIGESTS_FILE
     load_digests(digests)
+    for s in stages:
+        if s.before is not None:
+            s.before(params[s.name])
     upstream: dict = {}
     try:
         with ExitStack() as held:

@@ -299,6 +299,18 @@ def _build_id(p: WriteParameters) -> str:
                                      sort_keys=True).encode()).hexdigest()
 
 
+_DIFFERENT = "a different release with this version exists; releases are never overwritten (use --version)"
+
+
+def refuse_a_different_release(p: WriteParameters) -> None:
+    """Before any stage runs: a release of this version that was there at the start and is
+    not this build (its manifest's build id differs, or it has none) is the error now, not
+    after minutes of building. `write_release` decides again under the version lock."""
+    final = p.release_root / p.version
+    if p.existed_at_start and final.exists() and _published(final, _build_id(p)) is None:
+        raise InputError(final, _DIFFERENT)
+
+
 def _already_published(p: WriteParameters, draft: Draft) -> dict | None:
     """The outcome of a rebuild whose release is published already (None: write it). A
     different release under this version is an error, never overwritten."""
@@ -307,7 +319,7 @@ def _already_published(p: WriteParameters, draft: Draft) -> dict | None:
     published = _published(draft.final, draft.build_id)
     if published is None:
         if p.existed_at_start:
-            raise InputError(draft.final, "a different release with this version exists; releases are never overwritten (use --version)")
+            raise InputError(draft.final, _DIFFERENT)
         raise ConflictError(draft.final, "another run published a different release with this version while this one was "
                                          "building; nothing was overwritten (use --version)")
     if release_entries(draft.final) != published["files"]:

@@ -81,10 +81,14 @@ def test_existing_release_is_never_overwritten(sample_build, tmp_path):
     target = tmp_path / "releases" / release.name
     target.mkdir(parents=True)
     (target / "manifest.json").write_text("{}")
-    result = build_release_flow(str(SAMPLE_CONFIG), release_dir=str(tmp_path / "releases"), work_dir=str(sample_build["base"] / "work"))
-    assert "never overwritten" in str(result) and result.exit_code == 2
+    work = tmp_path / "work"  # a cache of its own: a stage that ran would leave its outputs here
+    result = build_release_flow(str(SAMPLE_CONFIG), release_dir=str(tmp_path / "releases"), work_dir=str(work))
+    assert (result.message, result.exit_code) == (
+        "a different release with this version exists; releases are never overwritten (use --version)", 2)
     assert (target / "manifest.json").read_text() == "{}"
     assert [p.name for p in (tmp_path / "releases").iterdir()] == [release.name]
+    # refused before any stage ran, not after building it all
+    assert sorted(p.name for p in work.rglob("*") if p.is_file() and p.name != "file-digests.json") == []
 
 
 def test_rebuild_refuses_a_published_release_changed_after_publishing(sample_build, tmp_path):
