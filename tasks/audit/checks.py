@@ -119,7 +119,10 @@ class Release:
 def check_hashes(rel: Release) -> AuditCheck:
     listed = rel.manifest_raw.get("files", {})
     failures = hash_problems(rel.root, rel.manifest_raw, rel.sha256)  # the JSONL files were hashed when read
-    return _check("hashes", failures, f"{len(listed)} files match their sha256")
+    # counted without the audit reports: the build's audit, which writes them, finds the
+    # same figure as an audit of the published release (`audit_report` compares the two)
+    data = [n for n in listed if n not in ("audit_report.json", "audit_report.md")] if isinstance(listed, dict) else []
+    return _check("hashes", failures, f"{len(data)} files match their sha256 (the audit reports aside)")
 
 
 def check_identity(rel: Release, name: str | None = None) -> AuditCheck:
@@ -607,3 +610,275 @@ def check_licence(rel: Release) -> AuditCheck:
     if not srl:
         failures.append("manifest lists no vocabulary sources (sources_srl)")
     return _check("licence_policy", failures, f"{len(srl)} vocabulary sources at SRL <= {max_srl}")
+
+
+# ------------------------------------------------- internal consistency (beyond hashes)
+# A manifest can be re-hashed after an edit; what the release says about itself cannot all
+# be made to agree by hand (git fsck, ir_datasets): each parquet file equals its JSONL/TSV
+# twin, every file is of a kind the release format has, every file the card links is
+# there, and the stored audit report is what the audit finds now.
+
+def _parquet_rows(path: Path) -> list[dict] | str:
+    import pyarrow.parquet as pq
+
+    try:
+        return pq.read_table(path).to_pylist()
+    except (OSError, ValueError) as exc:  # pyarrow's errors are OSErrors and ValueErrors
+        return f"unreadable ({type(exc).__name__})"
+
+
+def _project(rows: list[dict], names: list[str]) -> list[dict]:
+    return [{k: r.get(k) for k in names} for r in rows]
+
+
+def _tsv_qrels(c_qrels: list, folder: str, split: str | None = None) -> list[dict]:
+    """A cell's TSV qrels of one folder (qrels, pivot-qrels) as parquet rows; with `split`,
+    that split's file only, else every split's with a `split` column (qrels.parquet)."""
+    out = []
+    for path, _line, fields in c_qrels:
+        p = Path(path)
+        if p.parent.name != folder or (split is not None and p.stem != split):
+            continue
+        score = int(fields[2]) if len(fields) == 3 and fields[2].lstrip("-").isdigit() else fields[2:]
+        row = {"query-id": fields[0] if fields else None, "corpus-id": fields[1] if len(fields) > 1 else None, "score": score}
+        if split is None:
+            row["split"] = p.stem
+        out.append(row)
+    return out
+
+
+def _expected_twin(rel: Release, name: str) -> tuple[str, list[dict]] | None:
+    """(the twin it is derived from, the rows it must hold, in order) for a parquet file of
+    the release; None for a parquet file the format derives from nothing."""
+    from schemas.records import CONFUSION_SET_ARROW, DOCUMENT_ARROW, QUERY_ARROW
+
+    if name == "cd/confusion_sets.parquet":
+        return "cd/confusion_sets.jsonl", _project([r for _, r in rel.confusion], CONFUSION_SET_ARROW.names)
+    m = re.fullmatch(r"([^/]+/[^/]+)/(.+)\.parquet", name)
+    if not m or m.group(1) not in rel.cells:
+        return None
+    cell, rest = m.groups()
+    c = rel.cells[cell]
+    queries = [r for _, r in c["queries"]]
+    pivots = [r for _, r in c["pivot_queries"] or []]
+    if rest == "corpus":
+        return f"{cell}/corpus.jsonl", _project([r for _, r in c["corpus"]], DOCUMENT_ARROW.names)
+    if rest in ("queries", "pivot-queries"):
+        return f"{cell}/{rest}.jsonl", _project(queries if rest == "queries" else pivots, QUERY_ARROW.names)
+    if rest == "qrels":  # every split's, in the writer's order
+        rows = sorted(_tsv_qrels(c["qrels"], "qrels"), key=lambda r: (str(r["query-id"]), str(r["corpus-id"]), str(r["score"])))
+        return f"{cell}/qrels/*.tsv", rows
+    m = re.fullmatch(r"(pivot-)?(queries|qrels|top_ranked)/([^/]+)", rest)
+    if not m:
+        return None
+    pivot, kind, split = m.groups()
+    asked = pivots if pivot else queries
+    if kind == "qrels":
+        folder = f"{pivot or ''}qrels"
+        return f"{cell}/{folder}/{split}.tsv", _tsv_qrels(c["pivot_qrels"] if pivot else c["qrels"], folder, split)
+    in_split = [q for q in asked if q.get("split") == split]
+    source = f"{cell}/{'pivot-queries' if pivot else 'queries'}.jsonl"
+    if kind == "queries":
+        return source, _project(in_split, QUERY_ARROW.names)
+    sets = {r.get("set_id"): r for _, r in rel.confusion}
+    ranked = []
+    for q in in_split:
+        s = sets.get(q.get("_id"), {})
+        ranked.append({"query-id": q.get("_id"),
+                       "corpus-ids": sorted({s.get("target_cui"), *s.get("distractor_cuis", [])} - {None}) or None})
+    return f"{source} and cd/confusion_sets.jsonl", ranked
+
+
+def _twin_difference(got: list[dict], expected: list[dict]) -> str | None:
+    if got == expected:
+        return None
+    if len(got) != len(expected):
+        return f"{len(got)} rows, its twin {len(expected)}"
+    i = next(i for i, (a, b) in enumerate(zip(got, expected)) if a != b)
+    field = next((k for k in sorted(set(got[i]) | set(expected[i])) if got[i].get(k) != expected[i].get(k)), "?")
+    return f"row {i + 1}, field {field!r}: {_short(got[i].get(field))}, its twin {_short(expected[i].get(field))}"
+
+
+def _short(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:45] + "..." + text[-12:]
+
+
+def check_twins(rel: Release) -> AuditCheck:
+    """Each parquet file holds exactly the rows of the JSONL/TSV file it is made from."""
+    failures, n = [], 0
+    for name, path in release_files(rel.root):
+        if not name.endswith(".parquet"):
+            continue
+        twin = _expected_twin(rel, name)
+        if twin is None:
+            continue  # not a kind the format has: `file_kinds` names it
+        source, expected = twin
+        got = _parquet_rows(path)
+        n += 1
+        if isinstance(got, str):
+            failures.append(f"{name}: {got}")
+            continue
+        columns = list(got[0]) if got else []
+        if expected and got and set(columns) != set(expected[0]):
+            failures.append(f"{name}: columns {', '.join(columns)}, its twin {source} has {', '.join(expected[0])}")
+            continue
+        if (what := _twin_difference(got, expected)) is not None:
+            failures.append(f"{name}: differs from {source}: {what}")
+    return _check("twins", failures, f"{n} parquet files equal their JSONL/TSV twins")
+
+
+# The kinds of file a release holds, by pattern (not by name: new cells, languages,
+# evaluation systems and figures need no change here). What the writers make:
+# tasks/release/writers.py and hub.py (cells), card.py and croissant.py, the build and
+# audit reports, and tasks/evaluation (an evaluated build's evaluation/ folder).
+_WORD = r"[A-Za-z0-9][A-Za-z0-9_.+=-]*"  # a figure's, a system's or a qrels file's name
+_SPLIT = r"[a-z][a-z0-9_]*"
+_CELL = r"(?P<task>[a-z][a-z0-9_]*)/(?P<lang>[a-z]{2,3}(?:-[A-Za-z0-9]{2,8})?)"
+RELEASE_FILE_KINDS: tuple[tuple[str, re.Pattern], ...] = tuple((kind, re.compile(pattern)) for kind, pattern in (
+    ("manifest", r"manifest\.json"),
+    ("card", r"README\.md"),
+    ("Croissant metadata", r"croissant\.json"),
+    ("build report", r"build_report\.json"),
+    ("audit report", r"audit_report\.(?:json|md)"),
+    ("card picture", rf"assets/{_WORD}\.png"),
+    ("confusion sets", r"cd/confusion_sets\.(?:jsonl|parquet)"),
+    ("cell file", rf"{_CELL}/(?:corpus|queries|pivot-queries)\.(?:jsonl|parquet)"),
+    ("cell qrels", rf"{_CELL}/qrels\.parquet"),
+    ("cell qrels of a split", rf"{_CELL}/(?:pivot-)?qrels/{_SPLIT}\.(?:tsv|parquet)"),
+    ("cell file of a split", rf"{_CELL}/(?:pivot-)?(?:queries|top_ranked)/{_SPLIT}\.parquet"),
+    ("evaluation results", r"evaluation/results\.(?:json|md)"),
+    ("evaluation run", rf"evaluation/runs/{_WORD}/(?P<run_task>[a-z][a-z0-9_]*)-"
+                       rf"(?P<run_lang>[a-z]{{2,3}}(?:-(?!pivot\.trec$)[A-Za-z0-9]{{2,8}})?)(?:-pivot)?\.trec"),
+    ("evaluation qrels", rf"evaluation/qrels/{_WORD}\.qrels"),
+    ("evaluation figure", rf"evaluation/figures/{_WORD}\.png"),
+))
+
+
+def file_kind(name: str) -> tuple[str, str | None] | None:
+    """(kind, the cell it belongs to or None) of a release file's relative name; None: not a
+    kind of file the release format has."""
+    for kind, pattern in RELEASE_FILE_KINDS:
+        m = pattern.fullmatch(name)
+        if m:
+            groups = m.groupdict()
+            task, lang = groups.get("task") or groups.get("run_task"), groups.get("lang") or groups.get("run_lang")
+            return kind, f"{task}/{lang}" if task else None
+    return None
+
+
+def check_file_kinds(rel: Release) -> AuditCheck:
+    """Every file is of a kind the release format has, and a cell's files belong to a cell
+    the manifest lists: a stray file (notes.txt, a cell nobody built) is named."""
+    failures, n = [], 0
+    for p in sorted(rel.root.rglob("*")):
+        if p.is_dir() and not p.is_symlink():
+            continue
+        name = p.relative_to(rel.root).as_posix()
+        n += name not in ("audit_report.json", "audit_report.md")  # counted as the build's audit counts
+        if p.is_symlink() or not p.is_file():
+            failures.append(f"{name}: a link or special file, not a release file")
+            continue
+        kind = file_kind(name)
+        if kind is None:
+            failures.append(f"{name}: not a kind of file a release holds")
+        elif kind[1] is not None and kind[1] not in rel.manifest_raw.get("cells", {}):
+            failures.append(f"{name}: {kind[0]} of cell {kind[1]}, which the manifest does not list")
+    return _check("file_kinds", failures, f"{n} files, each of a kind the release format has (the audit reports aside)")
+
+
+_MD_LINK = re.compile(r"!?\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
+_HTML_LINK = re.compile(r"""(?:src|href)\s*=\s*["']([^"']+)["']""")
+_YAML_PATH = re.compile(r"^\s*(?:-\s+)?path:\s*(\S+)\s*$", re.M)
+_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
+
+
+def card_links(text: str) -> list[str]:
+    """The local files a card names: Markdown links and pictures, HTML src/href, and the
+    front matter's `datasets` data_files paths (web addresses and #anchors are not files)."""
+    front = ""
+    if text.startswith("---\n") and (end := text.find("\n---", 4)) != -1:
+        front = text[4:end]
+    found = _MD_LINK.findall(text) + _HTML_LINK.findall(text) + _YAML_PATH.findall(front)
+    out = []
+    for target in found:
+        target = target.split("#", 1)[0].split("?", 1)[0]
+        if target and not _SCHEME.match(target) and not target.startswith("//"):
+            out.append(target)
+    return sorted(set(out))
+
+
+def check_card_links(rel: Release) -> AuditCheck:
+    """Every file the card (README.md) links is in the release (a picture, a config's data file)."""
+    from urllib.parse import unquote
+
+    card = rel.root / "README.md"
+    if not card.is_file():
+        return _check("card_links", ["README.md: missing (the card)"], "")
+    links = card_links(card.read_bytes().decode("utf-8", "replace"))
+    failures = []
+    root = rel.root.resolve()
+    for link in links:
+        target = (rel.root / unquote(link)).resolve()
+        if not target.is_relative_to(root):
+            failures.append(f"README.md links {link}, outside the release")
+        elif "*" in link:  # a data_files glob: some file must match it
+            if not list(rel.root.glob(unquote(link))):
+                failures.append(f"README.md links {link}, which matches no file")
+        elif not target.is_file():
+            failures.append(f"README.md links {link}, which is not in the release")
+    return _check("card_links", failures, f"{len(links)} files the card links are there")
+
+
+STORED_REPORT = "audit_report.json"
+STORED_MARKDOWN = "audit_report.md"
+
+
+def report_markdown(report) -> str:
+    lines = [f"# Audit of release {report.version}", "", f"Result: {'PASSED' if report.passed else 'FAILED'}", "",
+             "| check | result | detail |", "|---|---|---|"]
+    for c in report.checks:
+        lines.append(f"| {c.name} | {'pass' if c.passed else 'FAIL'} | {c.detail} |")
+    for c in report.checks:
+        if c.failures:
+            lines += ["", f"## {c.name}", ""] + [f"- {f}" for f in c.failures]
+    return "\n".join(lines) + "\n"
+
+
+def check_stored_report(rel: Release, rerun: list[AuditCheck]) -> AuditCheck:
+    """The audit report stored in the release is what the audit finds now (`rerun`: this
+    audit's other checks), and its Markdown is that report's. A check the stored report
+    does not have (newer than the release) is not held against it; one it has and the
+    audit does not, or one whose result differs, is."""
+    from schemas.records import AuditReport
+
+    path = rel.root / STORED_REPORT
+    if not path.is_file():
+        return _check("audit_report", [f"{STORED_REPORT}: missing (a published release holds its audit report)"], "")
+    try:
+        stored = AuditReport.model_validate_json(path.read_bytes())
+    except ValidationError as exc:
+        return _check("audit_report", [f"{STORED_REPORT}: not an audit report ({exc.errors()[0]['msg']})"], "")
+    failures = []
+    if stored.version != str(rel.manifest_raw.get("version")):
+        failures.append(f"{STORED_REPORT}: audits version {stored.version!r}, the manifest's is {rel.manifest_raw.get('version')!r}")
+    now = {c.name: c for c in rerun}
+    kept = [c for c in stored.checks if c.name != "audit_report"]
+    for c in kept:
+        if c.name not in now:
+            failures.append(f"{STORED_REPORT}: check {c.name!r} is not one the audit runs")
+        elif c != now[c.name]:
+            said = "pass" if c.passed else "FAIL"
+            found = "pass" if now[c.name].passed else "FAIL"
+            failures.append(f"{STORED_REPORT}: check {c.name!r} says {said} ({c.detail}), the audit now finds {found} "
+                            f"({now[c.name].detail})")
+    if stored.passed != all(c.passed for c in stored.checks):
+        failures.append(f"{STORED_REPORT}: says {'passed' if stored.passed else 'failed'}, its own checks say otherwise")
+    md = rel.root / STORED_MARKDOWN
+    if not md.is_file():
+        failures.append(f"{STORED_MARKDOWN}: missing")
+    elif md.read_bytes() != report_markdown(stored).encode("utf-8"):
+        failures.append(f"{STORED_MARKDOWN}: is not {STORED_REPORT} as Markdown")
+    newer = len(now.keys() - {c.name for c in kept})
+    extra = f" ({newer} newer check(s) not in it)" if newer else ""
+    return _check("audit_report", failures, f"the stored report matches this audit's {len(kept)} checks{extra}")

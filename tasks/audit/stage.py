@@ -24,6 +24,11 @@ from tasks.audit.checks import (
     check_schemas,
     check_tiers,
     check_trivial_match,
+    check_twins,
+    check_file_kinds,
+    check_card_links,
+    check_stored_report,
+    report_markdown,
 )
 
 
@@ -38,7 +43,10 @@ def _guarded(name: str, check, *args) -> AuditCheck:
                           failures=[f"could not run on this release ({type(exc).__name__}: {exc})"])
 
 
-def audit_release(root: Path, name: str | None = None) -> AuditReport:
+def audit_release(root: Path, name: str | None = None, stored_report: bool = True) -> AuditReport:
+    """Every check on the release folder `root`. `stored_report`: whether the release holds
+    the report of the audit at its build (a published release does; the build's own audit,
+    which writes it, passes False and its `audit_report` check says so)."""
     root = Path(root)
     rel = Release(root)
     cfg = rel.manifest_raw.get("config", {})
@@ -56,20 +64,15 @@ def audit_release(root: Path, name: str | None = None) -> AuditReport:
               _guarded("language_and_script", check_language, rel, registry, cfg.get("langid_backend", "langdetect")),
               _guarded("tier_ordering", lambda r, g: check_tiers(r, g)[0], rel, registry),
               _guarded("trivial_match", check_trivial_match, rel), _guarded("confusion_sets", check_confusion_consistency, rel),
-              _guarded("counts", check_counts, rel), _guarded("licence_policy", check_licence, rel)]
+              _guarded("counts", check_counts, rel), _guarded("licence_policy", check_licence, rel),
+              _guarded("twins", check_twins, rel), _guarded("file_kinds", check_file_kinds, rel),
+              _guarded("card_links", check_card_links, rel)]
+    if stored_report:
+        checks.append(_guarded("audit_report", check_stored_report, rel, list(checks)))
+    else:
+        checks.append(AuditCheck(name="audit_report", passed=True, detail="written by this audit, at the build"))
     return AuditReport(release=name or root.name, version=str(rel.manifest_raw.get("version", "?")),
                        passed=all(c.passed for c in checks), checks=checks)
-
-
-def report_markdown(report: AuditReport) -> str:
-    lines = [f"# Audit of release {report.version}", "", f"Result: {'PASSED' if report.passed else 'FAILED'}", "",
-             "| check | result | detail |", "|---|---|---|"]
-    for c in report.checks:
-        lines.append(f"| {c.name} | {'pass' if c.passed else 'FAIL'} | {c.detail} |")
-    for c in report.checks:
-        if c.failures:
-            lines += ["", f"## {c.name}", ""] + [f"- {f}" for f in c.failures]
-    return "\n".join(lines) + "\n"
 
 
 def audit_draft(p: AuditParameters, upstream: dict) -> AuditReport | None:
@@ -80,7 +83,7 @@ def audit_draft(p: AuditParameters, upstream: dict) -> AuditReport | None:
     if draft.done:  # published already: its audit passed then
         return None
     with draft.on_error():
-        audit = audit_release(draft.tmp, name=draft.version)
+        audit = audit_release(draft.tmp, name=draft.version, stored_report=False)
         with atomic_write(draft.tmp / "audit_report.json") as fh:
             fh.write(json.dumps(audit.model_dump(mode="json"), ensure_ascii=False, sort_keys=True, indent=2) + "\n")
         with atomic_write(draft.tmp / "audit_report.md") as fh:
