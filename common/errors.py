@@ -22,8 +22,10 @@ EXIT_INPUT = 2
 EXIT_CONFLICT = 3
 EXIT_BUG = 70  # sysexits' EX_SOFTWARE: an exception nobody turned into one of the above
 
-# errno values that mean "the disk is full", not "the code is wrong"
+# errno values that mean "the disk refuses the write", not "the code is wrong": full, over
+# quota, or mounted read-only. The user's environment, exit 2, like a bad input.
 DISK_FULL = frozenset({errno.ENOSPC, errno.EDQUOT})
+READ_ONLY = frozenset({errno.EROFS})
 
 
 def _display(path: str) -> str:
@@ -83,11 +85,18 @@ class ConflictError(InputError):
 
 
 def is_disk_full(exc: BaseException) -> bool:
-    return isinstance(exc, OSError) and exc.errno in DISK_FULL
+    """A write the disk refused: full, over quota or read-only (the user's environment)."""
+    return isinstance(exc, OSError) and exc.errno in DISK_FULL | READ_ONLY
 
 
-def disk_full(exc: OSError, what: str) -> InputError:
-    """The one line for a full disk (or quota): where, and that nothing was left half-written."""
-    where = exc.filename or "?"
-    return InputError(where, f"disk full ({os.strerror(exc.errno)}) while {what}; "
+def disk_full(exc: OSError, what: str | None = None, folder: str | os.PathLike | None = None) -> InputError:
+    """The one line for a full (or read-only) disk: the file (in its folder), what was being
+    done, and the way out. `folder`: where it was writing, when the error names no file."""
+    name = exc.filename if isinstance(exc.filename, (str, os.PathLike)) and exc.filename else None
+    where = os.fspath(name) if name else (os.fspath(folder) if folder is not None else "?")
+    doing = f" while {what}" if what else ""
+    if exc.errno in READ_ONLY:
+        return InputError(where, f"read-only file system{doing}; "
+                                 "make the folder writable or choose another one, and run the same command again")
+    return InputError(where, f"disk full ({os.strerror(exc.errno)}){doing}; "
                              "free some space and run the same command again")

@@ -147,8 +147,24 @@ def read_json_object(path: Path, what: str = "") -> dict:
     return obj
 
 
+def current_umask() -> int:
+    """The process's umask, read without changing it (Linux: /proc/self/status); elsewhere
+    set and restored at once."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 class atomic_write:
-    """Write to a temporary file beside `path`, fsync, then rename: never half-written."""
+    """Write to a temporary file beside `path`, fsync, then rename: never half-written. The
+    file gets the mode an ordinary `open` would give it (0666 less the umask), not mkstemp's 0600."""
 
     def __init__(self, path: Path, mode: str = "w"):
         self.path, self.mode = Path(path), mode
@@ -156,6 +172,7 @@ class atomic_write:
     def __enter__(self):
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fd, self.tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", dir=self.path.parent)
+        os.fchmod(fd, 0o666 & ~current_umask())  # mkstemp's 0600 would make the file private once renamed
         kwargs = {} if "b" in self.mode else {"encoding": "utf-8", "newline": "\n"}
         self.fh = os.fdopen(fd, self.mode, **kwargs)
         return self.fh

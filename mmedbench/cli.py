@@ -16,7 +16,7 @@ from typing import List, Optional
 
 import typer
 
-from common.errors import EXIT_BUG, EXIT_INPUT, InputError, is_disk_full
+from common.errors import EXIT_BUG, InputError, disk_full, is_disk_full
 from common.gcpolicy import use_batch_schedule
 from common.interrupts import handled
 
@@ -377,8 +377,9 @@ def main() -> None:
     except OSError as exc:
         if not is_disk_full(exc):
             raise _bug(exc)
-        typer.echo(f"error: {exc.filename or '?'}: disk full ({exc.strerror}); free some space and run the same command again", err=True)
-        sys.exit(EXIT_INPUT)
+        line = disk_full(exc, folder=os.getcwd())
+        typer.echo(f"error: {line}", err=True)
+        sys.exit(line.exit_code)
     except KeyboardInterrupt:
         typer.echo("interrupted", err=True)
         sys.exit(130)

@@ -17,7 +17,10 @@ def print_diff(old: Path, new: Path, json_out: Optional[Path] = None) -> None:
     report = diff_releases(old, new)
     typer.echo(diff_markdown(report), nl=False)
     if json_out:
-        json_out.write_text(diff_json(report), encoding="utf-8")
+        from common.jsonio import atomic_write
+
+        with atomic_write(json_out) as fh:  # never half-written, world-readable
+            fh.write(diff_json(report))
 
 
 def diff(

@@ -53,6 +53,9 @@ def test_docs_testing_and_the_cli_docstring_name_the_same_codes():
     (ConflictError("releases/0.1.0", "another run published"), 3, "error: releases/0.1.0: another run published"),
     (OSError(errno.ENOSPC, "No space left on device", "releases/x"), 2,
      "error: releases/x: disk full (No space left on device); free some space and run the same command again"),
+    (OSError(errno.EROFS, "Read-only file system", "releases/x/.0.1.0.lock"), 2,
+     "error: releases/x/.0.1.0.lock: read-only file system; make the folder writable or choose another one, "
+     "and run the same command again"),
     (KeyboardInterrupt(), 130, "interrupted"),
     (ZeroDivisionError("boom"), errors.EXIT_BUG, f"error: a bug in mmedbench (ZeroDivisionError); the traceback above says where (exit {errors.EXIT_BUG})"),
     (OSError(errno.EACCES, "Permission denied"), errors.EXIT_BUG, None),
