@@ -18,6 +18,11 @@ from pathlib import Path
 from common.errors import InputError
 
 RELEASE_MARK = "manifest.json"  # what makes a folder a release folder
+# Room a build asks for before its first stage: floors, not estimates (the sample's work dir
+# takes 11 MB, its release 2.8 MB; real data far more). A disk that fills later still ends
+# the build in one line, and the same command completes it once there is room.
+WORK_MIN_FREE = 32 << 20
+RELEASE_MIN_FREE = 8 << 20
 
 
 def _first_existing(path: Path) -> Path:

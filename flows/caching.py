@@ -5,6 +5,9 @@ Prefect's INPUTS policy hashes argument values; a path string does not change wh
 file behind it does. These keys hash file *contents* (memoised by size and mtime), plus
 the task's source code, so an unchanged stage is skipped and a changed input recomputes.
 
+A result record Prefect cannot read (cut short by a full disk: Prefect writes it in place)
+is removed before the task looks it up, so the task runs again and records its result anew.
+
 A stage's output folder gets `_complete.json` (every output file with its size and sha256)
 only after the stage returned. A cached result is used only while that record matches the
 files: a stage killed half-way, a truncated or deleted parquet, or a file edited by hand
@@ -92,10 +95,40 @@ def task_cache_key(context, parameters: dict) -> str:
     longer matches it) never uses a cached result: when one is stored under its key, the
     run gets a one-off key instead, so the stage runs again (and rewrites its folder)."""
     key = content_key(context.task.name, dict(parameters), context.task.fn)
+    if drop_unreadable_record(context.result_store, key):
+        return key  # gone: the task runs again and writes its record anew
     out_of = getattr(context.task.fn, "stage_dir", None)
     if out_of is not None and not is_complete(out_of(dict(parameters))) and _stored(context, key):
         return f"{key}-recompute-{os.urandom(8).hex()}"
     return key
+
+
+def _record_path(store, key: str) -> Path | None:
+    """Where a local result store keeps `key`'s record (Prefect's LocalFileSystem: the
+    basepath, PREFECT_LOCAL_STORAGE_PATH = <work>/prefect-results); None elsewhere."""
+    storage = getattr(store, "result_storage", None)
+    basepath = getattr(storage, "basepath", None)
+    if not basepath or getattr(store, "metadata_storage", None) is not None or "://" in str(basepath):
+        return None
+    return Path(basepath).expanduser() / key
+
+
+def drop_unreadable_record(store, key: str) -> bool:
+    """Remove a result record Prefect cannot read (it writes records in place: a full disk
+    leaves one cut short, which the next run would trust and fail on). True when removed."""
+    path = _record_path(store, key)
+    if path is None or not path.is_file():
+        return False
+    try:
+        store.read(key)
+    except Exception:  # noqa: BLE001 - whatever Prefect raises reading it, it is no record
+        try:
+            path.unlink()
+        except OSError:
+            return False
+        getattr(store, "cache", {}).pop(str(path), None)
+        return True
+    return False
 
 
 def _stored(context, key: str) -> bool:

@@ -91,7 +91,8 @@ def _start_prefect_server() -> None:
     try:
         proc = subprocess.Popen([sys.executable, "-m", "uvicorn", "--app-dir", str(Path(prefect.__file__).parent.parent),
                                  "--factory", "prefect.server.api.server:create_app", "--host", "127.0.0.1",
-                                 "--port", str(port), "--log-level", "error", "--lifespan", "on"], env=env)
+                                 "--port", str(port), "--log-level", "error", "--lifespan", "on"], env=env,
+                                preexec_fn=_dies_with(os.getpid()))
     except OSError:
         return  # Prefect starts its own on first use, and says why if it cannot
     finally:
@@ -109,6 +110,26 @@ def _start_prefect_server() -> None:
     _SERVER.update(proc=proc, url=f"http://127.0.0.1:{port}/api")
 
 
+def _dies_with(parent: int):
+    """A preexec_fn: the child gets SIGTERM when this process ends, however it ends (a C++
+    abort or SIGKILL runs no exit call that would stop it). Linux's PR_SET_PDEATHSIG; libc is
+    loaded here, before the fork, so the child only calls it."""
+    import ctypes
+    import signal
+
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):  # not Linux: the exit calls stop it as before
+        return None
+
+    def set_death_signal() -> None:
+        prctl(1, int(signal.SIGTERM))  # PR_SET_PDEATHSIG
+        if os.getppid() != parent:  # the parent died before the call
+            os.kill(os.getpid(), signal.SIGTERM)
+
+    return set_death_signal
+
+
 def _healthy(url: str, proc, timeout: float) -> bool:
     import time
 
@@ -124,6 +145,16 @@ def _healthy(url: str, proc, timeout: float) -> bool:
                 pass
             time.sleep(0.05)
     return False
+
+
+def _quiet_shutdown_chatter(verbose: bool) -> None:
+    """Prefect's event worker says "Still processing items: N items remaining..." (WARNING)
+    while the flow's process exits, most visibly after a build refused in its first second:
+    a second line beside the one that matters. --verbose keeps it."""
+    import logging
+
+    if not verbose:
+        logging.getLogger("EventsWorker").setLevel(logging.ERROR)
 
 
 @contextmanager
@@ -166,18 +197,21 @@ INTERRUPTED_BUILD = "nothing was published; the same command resumes from the ca
 
 
 def _output_folders(loaded, release_dir: Optional[Path], work_dir: Optional[Path], default_release: Optional[Path] = None) -> None:
-    """--release-dir / --work-dir (or the config's release_dir / work_dir) must be folders."""
-    from common.outputs import output_folder
+    """--release-dir / --work-dir (or the config's release_dir / work_dir) must be folders
+    outside any release, writable, with room (common/outputs.py), before Prefect starts."""
+    from common.outputs import RELEASE_MIN_FREE, WORK_MIN_FREE, output_folder
 
     cfg = loaded.config
     if release_dir is not None:
-        output_folder(release_dir, "--release-dir")
+        output_folder(release_dir, "--release-dir", min_free=RELEASE_MIN_FREE)
     elif default_release is None:
-        output_folder(loaded.resolve(cfg.release_dir), "release_dir", loaded.path)
+        output_folder(loaded.resolve(cfg.release_dir), "release_dir", loaded.path, min_free=RELEASE_MIN_FREE)
+    else:  # add-language's default: beside its base
+        output_folder(default_release, "--release-dir", min_free=RELEASE_MIN_FREE)
     if work_dir is not None:
-        output_folder(work_dir, "--work-dir")
+        output_folder(work_dir, "--work-dir", min_free=WORK_MIN_FREE)
     else:
-        output_folder(loaded.resolve(cfg.work_dir), "work_dir", loaded.path)
+        output_folder(loaded.resolve(cfg.work_dir), "work_dir", loaded.path, min_free=WORK_MIN_FREE)
 
 
 def _build(config: Path, version: Optional[str], release_dir: Optional[Path], work_dir: Optional[Path], runner: str,
@@ -201,6 +235,7 @@ def _build(config: Path, version: Optional[str], release_dir: Optional[Path], wo
         flow_fn = with_runner(runner, address)
     except InputError as exc:
         _fail(str(exc))
+    _quiet_shutdown_chatter(verbose)
     with _prefect_server(), _progress(quiet):
         result = flow_fn(str(config), version, str(release_dir) if release_dir else None,
                                     str(work), evaluate)
@@ -245,6 +280,7 @@ def _add_language(base: Path, config: Path, version: Optional[str], release_dir:
     work = _prefect_environment(loaded, work_dir, verbose)
     from flows.add_language import add_language_flow
 
+    _quiet_shutdown_chatter(verbose)
     with _prefect_server(), _progress(quiet):
         result = add_language_flow(str(base), str(config), version, str(release_dir) if release_dir else None, str(work))
     if isinstance(result, InputError):

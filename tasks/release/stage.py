@@ -292,23 +292,35 @@ class Draft:
         return self.outcome is not None
 
 
+def _base_build_id(base: Path) -> str:
+    manifest = read_json_object(base / "manifest.json", "the base release's manifest")
+    return str(manifest.get("build_id", ""))
+
+
 def _build_id(p: WriteParameters) -> str:
+    """What the release's bytes are a function of: config, inputs, code and, for an
+    add-language, the base release it extends (the same config adding languages to a base
+    gives other cells than a full build of it: both must never pass for one another)."""
     input_hashes = {rel: file_digest(path) for rel, path in sorted(p.inputs.items())}  # hashed for the cache keys already
+    what = [p.config_dump, input_hashes, code_version(), code_fingerprint()]
+    if p.base is not None:
+        what.append({"base_build_id": _base_build_id(p.base), "added": sorted(p.languages)})
     # the source fingerprint too: an uncommitted edit must not pass for the published build
-    return hashlib.sha256(json.dumps([p.config_dump, input_hashes, code_version(), code_fingerprint()],
-                                     sort_keys=True).encode()).hexdigest()
+    return hashlib.sha256(json.dumps(what, sort_keys=True).encode()).hexdigest()
 
 
-_DIFFERENT = "a different release with this version exists; releases are never overwritten (use --version)"
+def _different(final: Path) -> ConflictError:
+    return ConflictError(final, "a different release with this version exists; releases are never overwritten "
+                                "(use --version)")
 
 
 def refuse_a_different_release(p: WriteParameters) -> None:
     """Before any stage runs: a release of this version that was there at the start and is
-    not this build (its manifest's build id differs, or it has none) is the error now, not
+    not this build (its manifest's build id differs, or it has none) is the conflict now, not
     after minutes of building. `write_release` decides again under the version lock."""
     final = p.release_root / p.version
     if p.existed_at_start and final.exists() and _published(final, _build_id(p)) is None:
-        raise InputError(final, _DIFFERENT)
+        raise _different(final)
 
 
 def _already_published(p: WriteParameters, draft: Draft) -> dict | None:
@@ -319,7 +331,7 @@ def _already_published(p: WriteParameters, draft: Draft) -> dict | None:
     published = _published(draft.final, draft.build_id)
     if published is None:
         if p.existed_at_start:
-            raise InputError(draft.final, _DIFFERENT)
+            raise _different(draft.final)
         raise ConflictError(draft.final, "another run published a different release with this version while this one was "
                                          "building; nothing was overwritten (use --version)")
     if release_entries(draft.final) != published["files"]:

@@ -141,3 +141,39 @@ def test_two_add_language_runs_of_one_version_publish_once(raced, tmp_path):
     assert [rc for rc, _, _ in results] == [0, 0]
     assert sorted(_status(out) for _, out, _ in results) == ["unchanged", "written"]
     assert sorted(p.name for p in (tmp_path / "releases").iterdir()) == ["0.2.0"]
+
+
+def _full_build_of(cfg: Path, version: str, releases: Path, work: Path) -> tuple[str, ...]:
+    return ("build", "--config", str(cfg), "--version", version, "--release-dir", str(releases), "--work-dir", str(work))
+
+
+@pytest.mark.slow
+def test_an_add_language_and_a_full_build_of_its_version_are_a_conflict_in_either_order(raced, tmp_path):
+    """Issue 41: the same config adding German to 0.1.0, or building all seven languages
+    from scratch, gives other bytes (other cells, a `changes` block): whichever publishes
+    0.2.0 second is the conflict, exit 3, never "unchanged"; sequentially, refused before
+    any stage runs."""
+    from tests.flows.test_add_language import german_config
+
+    root, _ = raced
+    cfg = german_config(tmp_path)
+    add = ("add-language", str(root / "releases" / "0.1.0"), "--config", str(cfg), "--release-dir", str(tmp_path / "releases"),
+           "--work-dir", str(root / "work"))
+    full = _full_build_of(cfg, "0.2.0", tmp_path / "releases", root / "work")
+    results = _race(add, full)
+    _clean(results)
+    assert sorted(rc for rc, _, _ in results) == [0, 3], results
+    loser = next(err for rc, _, err in results if rc == 3)
+    assert ("another run published a different release with this version" in loser
+            or "a different release with this version exists" in loser), loser
+    published = tree(tmp_path / "releases" / "0.2.0")
+    # sequentially, after either: the published one's command finds it "unchanged", the
+    # other's is refused (exit 3) before any stage runs; the release is untouched
+    again = [finish(cli(*args)) for args in (add, full)]
+    _clean(again)
+    assert sorted(rc for rc, _, _ in again) == [0, 3], again
+    assert [_status(out) for rc, out, _ in again if rc == 0] == ["unchanged"]
+    assert [l for rc, _, err in again if rc == 3 for l in err.splitlines()] == [
+        f"error: {tmp_path}/releases/0.2.0: a different release with this version exists; releases are never "
+        "overwritten (use --version)"]
+    assert tree(tmp_path / "releases" / "0.2.0") == published

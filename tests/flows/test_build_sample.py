@@ -84,7 +84,7 @@ def test_existing_release_is_never_overwritten(sample_build, tmp_path):
     work = tmp_path / "work"  # a cache of its own: a stage that ran would leave its outputs here
     result = build_release_flow(str(SAMPLE_CONFIG), release_dir=str(tmp_path / "releases"), work_dir=str(work))
     assert (result.message, result.exit_code) == (
-        "a different release with this version exists; releases are never overwritten (use --version)", 2)
+        "a different release with this version exists; releases are never overwritten (use --version)", 3)
     assert (target / "manifest.json").read_text() == "{}"
     assert [p.name for p in (tmp_path / "releases").iterdir()] == [release.name]
     # refused before any stage ran, not after building it all

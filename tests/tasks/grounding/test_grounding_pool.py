@@ -328,6 +328,7 @@ def test_an_index_being_built_elsewhere_is_waited_for_not_built_again(sample, tm
     atoms = Path(s["vocab"]["atoms_by_lang"]["fr"])
     lang = stage.Language.model_validate_json(stage._args(s["vocab"], s["langs"], "fr", str(tmp_path), 0.7, 5)[1])
     dest = qi.index_dir(atoms, lang, tmp_path)
+    elsewhere = qi.quickumls_index(atoms, lang, tmp_path / "elsewhere")  # a real index, as another builder's
     got = []
     with qi._builder_lock(dest):
         t = threading.Thread(target=lambda: got.append(qi.quickumls_index(atoms, lang, tmp_path)))
@@ -335,11 +336,13 @@ def test_an_index_being_built_elsewhere_is_waited_for_not_built_again(sample, tm
         t.join(0.5)
         assert t.is_alive()
         assert not list(dest.parent.glob(dest.name + ".tmp*"))  # it has not started a build of its own
-        dest.mkdir()
-        (dest / "done.flag").write_text("built elsewhere")
+        import shutil
+
+        shutil.copytree(elsewhere, dest)
+        (dest / "done.flag").write_text("4321")  # an entry count this process never wrote
     t.join(300)
     assert not t.is_alive() and got == [dest]
-    assert (dest / "done.flag").read_text() == "built elsewhere"
+    assert (dest / "done.flag").read_text() == "4321"
 
 
 def test_an_index_build_frees_its_terms_before_writing_the_index(sample, tmp_path, monkeypatch):
