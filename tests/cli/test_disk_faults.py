@@ -65,6 +65,23 @@ def test_an_index_cut_short_is_detected_and_built_again(fr_atoms, tmp_path, cut)
     assert {n: h for n, h in _tree(dest).items() if "unqlite" not in n} == {n: h for n, h in clean.items() if "unqlite" not in n}
 
 
+def test_an_index_from_before_the_record_is_checked_whole_once(fr_atoms, tmp_path):
+    """The issue's work dir: an index main published while the disk was full, its concepts'
+    unqlite database empty (the transaction never committed). Without `files.json` it is
+    read whole; a sound one gets its record, a broken one is built again."""
+    from tasks.grounding import quickumls_index as qi
+
+    atoms, lang = fr_atoms
+    dest = qi.quickumls_index(atoms, lang, tmp_path)
+    (dest / qi.RECORD).unlink()
+    assert qi.index_problem(dest) is None and (dest / qi.RECORD).is_file()  # sound: recorded now
+    (dest / qi.RECORD).unlink()
+    (dest / qi.CUISTY / "semtypes.unqlite").write_bytes(b"")
+    assert qi.index_problem(dest).startswith("cui-semtypes.db/semtypes.unqlite: holds no key, ")
+    qi.quickumls_index(atoms, lang, tmp_path)
+    assert qi.index_problem(dest) is None and (dest / qi.RECORD).is_file()
+
+
 def test_an_index_without_room_is_a_full_disk_before_the_writer_runs(fr_atoms, tmp_path):
     """simstring's C++ writer aborts the process (exit 134) when the disk fills under it: the
     room is checked first, and the error is the full disk's, nothing left behind."""
