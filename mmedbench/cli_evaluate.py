@@ -66,6 +66,10 @@ def _evaluate(release: Path, retriever: List[str], run: List[str], split: List[s
     except InputError as exc:
         _fail(str(exc), exc.exit_code)  # 1: the release fails its hash check
     except OSError as exc:
+        from common.errors import disk_full, is_disk_full
+
+        if is_disk_full(exc):  # the results folder's disk, not the release (the error may name no file)
+            _fail(str(disk_full(exc, f"writing results (nothing in {out} changed)", folder=out)))
         _fail(f"{exc.filename or release}: {exc.strerror or exc}")
     filled = sum(1 for c in res.cells if c.metrics is not None)
     typer.echo(f"evaluated release {res.release} with {', '.join(r.name for r in res.retrievers)}: "
