@@ -44,14 +44,14 @@ def stage(name: str):
             except OSError as exc:
                 if not is_disk_full(exc):
                     raise
-                return disk_full(exc, f"writing the {name} stage's results under {out.parent}")
+                return disk_full(exc, f"writing the {name} stage's results under {out.parent}", folder=out.parent)
             hold(f"{name}:written")  # tests only: stop here, outputs written but not marked complete
             try:
                 mark_complete(out, result)
             except OSError as exc:
                 if not is_disk_full(exc):
                     raise
-                return disk_full(exc, f"writing the {name} stage's results under {out.parent}")
+                return disk_full(exc, f"writing the {name} stage's results under {out.parent}", folder=out.parent)
             return result
 
         sig = inspect.signature(fn)

@@ -285,7 +285,7 @@ class Draft:
         finally:
             self._stack.close()
         if exc is not None and is_disk_full(exc):
-            raise disk_full(exc, f"writing release {self.version} (nothing was published)") from None
+            raise disk_full(exc, f"writing release {self.version} (nothing was published)", folder=self.final.parent) from None
 
     @property
     def done(self) -> bool:
