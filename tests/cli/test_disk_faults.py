@@ -80,6 +80,9 @@ def test_an_index_from_before_the_record_is_checked_whole_once(fr_atoms, tmp_pat
     assert qi.index_problem(dest).startswith("cui-semtypes.db/semtypes.unqlite: holds no key, ")
     qi.quickumls_index(atoms, lang, tmp_path)
     assert qi.index_problem(dest) is None and (dest / qi.RECORD).is_file()
+    (dest / qi.RECORD).unlink()
+    (dest / qi.CUISTY / "semtypes.unqlite_unqlite_journal").write_bytes(b"\0" * 512)  # what the issue's index held
+    assert qi.index_problem(dest) == "cui-semtypes.db/semtypes.unqlite_unqlite_journal: a write that never completed"
 
 
 def test_an_index_without_room_is_a_full_disk_before_the_writer_runs(fr_atoms, tmp_path):
@@ -118,6 +121,18 @@ def test_a_written_index_whose_headers_disagree_is_refused(fr_atoms, tmp_path, m
         qi.quickumls_index(atoms, lang, tmp_path)
     assert exc.value.errno == errno.ENOSPC and "the index was cut short" in exc.value.strerror
     assert [p.name for p in (tmp_path / "quickumls").iterdir() if not p.name.endswith(".lock")] == []
+
+
+def test_a_written_index_missing_unqlite_keys_is_refused(fr_atoms, tmp_path, monkeypatch):
+    """unqlite does not say when its transaction failed: the keys are counted back."""
+    from tasks.grounding import quickumls_index as qi
+
+    atoms, lang = fr_atoms
+    real = qi.write_index
+    monkeypatch.setattr(qi, "write_index", lambda *a: {k: n + 1 for k, n in real(*a).items()})
+    with pytest.raises(RuntimeError, match=r"cui-semtypes.db: holds \d+ term and \d+ concept keys, written"):
+        qi.quickumls_index(atoms, lang, tmp_path)
+    assert not qi.index_built(atoms, lang, tmp_path)
 
 
 # ----------------------------------------------------------------------------- Prefect's result records
