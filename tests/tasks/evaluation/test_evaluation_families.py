@@ -211,6 +211,21 @@ def test_the_use_runs_are_the_packages_own_cosines(families):
                 assert run[q["_id"]][d["_id"]] == pytest.approx(s, abs=2e-6)
 
 
+def test_the_minilm_runs_are_sentence_transformers_own_cosines(families):
+    from sentence_transformers import SentenceTransformer
+
+    from tasks.evaluation.encoders import minilm_folder
+
+    model = SentenceTransformer(str(minilm_folder()), device="cpu", local_files_only=True)
+    corpus, items = CELLS["cd/en"]
+    docs = model.encode([document_text(d) for d in corpus], normalize_embeddings=True).astype(np.float64)
+    queries = model.encode([q["text"] for q, _r in items], normalize_embeddings=True).astype(np.float64)
+    run = read_run(families["out"] / "runs" / "minilm-l6-v2" / "cd-en.trec")
+    for (q, _rel), row in zip(items, queries @ docs.T):
+        for d, s in zip(corpus, row):
+            assert run[q["_id"]][d["_id"]] == pytest.approx(s, abs=2e-6)
+
+
 def test_the_fused_run_is_rrf_of_the_component_run_files_and_rescores_with_pytrec_eval(families):
     import pytrec_eval
 
