@@ -493,18 +493,27 @@ def evaluate_release(root: Path, retrievers: list[str] | list[RetrieverSpec], ou
     _prepare_out(out_dir)
     _write_qrels_files(cells, splits, out_dir)
     say = progress or (lambda _m: None)
-    results, tiers, steps, per_q = [], [], [], {}
+    per_q: PerQuery = {}
+    scored = {x.name: ([], [], []) for x in systems}  # results, tiers, steps: written system by system
     todo, done = sum(1 for c in cells if c.queries) * len(systems), 0
-    for system in systems:
-        for cell in cells:
+    for cell in cells:  # cell by cell, so that a hybrid fuses runs its components just made
+        for system in systems:
+            results, tiers, steps = scored[system.name]
             if not cell.queries:
                 results += [CellResult(retriever=system.name, task=cell.task, lang=cell.lang, split=s, queries=0,
                                        documents=len(cell.docs)) for s in splits]
                 continue
             got, got_tiers, got_steps = _score_cell(system, cell, splits, out_dir, per_q, confusion)
-            results, tiers, steps, done = results + got, tiers + got_tiers, steps + got_steps, done + 1
+            results += got
+            tiers += got_tiers
+            steps += got_steps
+            done += 1
             pivots = f" (+ {len(cell.pivot_queries)} pivot queries)" if cell.pivot_queries else ""
             say(f"[{done}/{todo}] {system.name} {cell.name}: {len(cell.queries)} queries{pivots} over {len(cell.docs)} documents")
+        for system in systems:
+            system.made.clear()  # a cell's runs are kept only until its hybrids have fused them
+    per_q = {k: per_q[k] for x in systems for k in per_q if k[0] == x.name}  # system by system, as before
+    results, tiers, steps = ([row for x in systems for row in scored[x.name][i]] for i in range(3))
     res = _results(info, splits, systems, cells, _Scored(results, tiers, steps, per_q, inputs, run_inputs))
     _write_outputs(res, out_dir)
     return res
