@@ -160,7 +160,19 @@ def generate(out: Path, seed: int) -> dict:
     manifest = {"version": "0.0.0-bench", "build_id": hashlib.sha256(f"bench-{seed}".encode()).hexdigest(),
                 "config": {"languages": LANGS}, "languages": registry, "cells": cells}
     (out / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True), encoding="utf-8")
+    seal(out)
     return {"queries": n_queries, "xqa_passages": XQA_PASSAGES, "evidence_passages": EVIDENCE_PASSAGES}
+
+
+def seal(out: Path) -> None:
+    """List every file with its sha256 in the manifest, as a build does: evaluate scores only
+    a release whose files match their manifest."""
+    path = out / "manifest.json"
+    manifest = json.loads(path.read_text(encoding="utf-8"))
+    manifest["files"] = {p.relative_to(out).as_posix(): {"sha256": hashlib.sha256(p.read_bytes()).hexdigest(),
+                                                         "bytes": p.stat().st_size}
+                         for p in sorted(out.rglob("*")) if p.is_file() and p.name != "manifest.json"}
+    path.write_text(json.dumps(manifest, indent=2, sort_keys=True), encoding="utf-8")
 
 
 def _registry() -> dict:
@@ -202,6 +214,8 @@ def main() -> None:
         t = time.perf_counter()
         counts = generate(release, args.seed)
         print(f"generated {release}: {counts} in {time.perf_counter() - t:.1f} s (not timed below)")
+    elif args.release is None and "files" not in json.loads((release / "manifest.json").read_text()):
+        seal(release)  # generated before evaluate checked a release against its manifest
     threads = args.threads or available_cores()
     cache = Path(tempfile.mkdtemp(prefix="bench-embeddings-"))  # cold: an empty embedding cache
     try:

@@ -78,7 +78,7 @@ def test_a_build_that_evaluates_itself_shows_the_table_on_its_card(sample_build,
     assert audit_release(release).passed
     # anyone re-evaluating the published release gets the very bytes the card was made from
     again = tmp_path / "again"
-    evaluate_release(release, list(DEFAULT_SYSTEMS), again, threads=1)
+    evaluate_release(release, list(DEFAULT_SYSTEMS), again, threads=1, cache_dir=sample_build["base"] / "work" / "embeddings")
     assert (again / "results.json").read_bytes() == (release / "evaluation" / "results.json").read_bytes()
     # and a card never shows a table from another build
     assert "## Retrieval baselines" not in (sample_build["release"] / "README.md").read_text()
