@@ -21,7 +21,7 @@ ITEM_SCHEMA = pa.schema([
 ])
 # what the sources stage drops (a parallel source's unpaired cases): beside the item shards, read
 # by the allocation stage into build_report.json's drops (`source_drops`)
-SOURCE_DROPS = "dropped.parquet"
+SOURCE_DROPS = "source-drops.parquet"
 CORPUS_SCHEMA = pa.schema([("id", pa.string()), ("title", pa.string()), ("text", pa.string())])
 
 

@@ -48,7 +48,7 @@ def test_the_vocabulary_is_closed_and_a_detail_goes_where_the_sentence_has_one()
     with pytest.raises(ValidationError):
         Drop(stage="allocation", item_id="x", code="too-long")
     with pytest.raises(ValidationError):
-        Drop(stage="sources", item_id="x", code="cells-full")
+        Drop(stage="writing", item_id="x", code="cells-full")
     with pytest.raises(ValidationError, match="needs detail"):
         Drop(stage="allocation", item_id="x", code="near-duplicate")
     with pytest.raises(ValidationError, match="takes no detail"):

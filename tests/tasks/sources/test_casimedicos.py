@@ -153,6 +153,17 @@ def test_xqa_items_carry_the_options_with_english_pivots(casi):
         ("IgA.", "IgA.", False), ("Lupus.", "Lupus.", False)]
 
 
+def test_an_option_runs_over_sentences_until_the_next_number():
+    """Only the next number starts an option ("2 -", "3-Text" too); another sentence, even one
+    starting "10-", continues the option before it; the answer line ends the options."""
+    text = "\n".join(case_lines("X", "CLINICAL CASE:", ["A case."], "Which?",
+                                ["1- One.", "2 - Two,", "10- 20 % of cases.", "3-Three.", "4- Four.", "5- Five."],
+                                "CORRECT ANSWER : 3", ["Because."]))
+    (case,) = split_cases(Path("EN/dev.tsv"), read_sentences(Path("EN/dev.tsv"), text))
+    assert (case.line, case.query, case.options, case.answer, case.explanation) == (
+        1, "A case. Which?", ["One.", "Two, 10- 20 % of cases.", "Three.", "Four.", "Five."], 3, "Because.")
+
+
 def test_the_registry_reads_it_and_the_adapter_yields_the_items(casi):
     assert ADAPTERS["casimedicos"].options == ("task", "passage", "files", "native", "status")
     assert [i.id for i in ADAPTERS["casimedicos"](casi, ALL)] == ["casimedicos-dev-001"]
@@ -172,7 +183,7 @@ def test_the_sources_stage_counts_the_drops(casi, tmp_path):
         ("casimedicos-dev-001", "es", [{"lang": "fr", "text": FR_QUERY, "status": "human-translated"}])]
     assert [(d.item_id, d.code) for d in source_drops(got["shards"])] == [
         ("casimedicos-dev-002", "answer-disagrees"), ("casimedicos-dev-003", "options-disagree"), ("casimedicos-dev-004", "missing-text")]
-    assert got["dropped"] == str(out / "dropped.parquet")
+    assert got["dropped"] == str(out / "source-drops.parquet")
 
 
 FR_QUERY = "Un homme de 60 ans rapporte une douleur thoracique à l'effort. Quel examen faire en premier ?"
