@@ -103,7 +103,8 @@ class VocabularyConfig(_Model):
         return self
 
 
-SourceFormat = Literal["sample-jsonl", "mmedbench-jsonl", "pubmedqa", "igakuqa", "frenchmedmcqa", "rumeddanet", "cnmleqa", "beir"]
+SourceFormat = Literal["sample-jsonl", "mmedbench-jsonl", "pubmedqa", "igakuqa", "frenchmedmcqa", "rumeddanet", "cnmleqa", "beir",
+                       "casimedicos"]
 
 
 # A licence as the Hugging Face Hub names it (https://hf.co/docs/hub/repositories-licenses):
