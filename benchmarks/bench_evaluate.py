@@ -1,6 +1,11 @@
-"""BM25 evaluation of a paper-scale release: how long `mmedbench evaluate` takes.
+"""How long `mmedbench evaluate` takes, cold and warm, and its peak memory.
 
-    python benchmarks/bench_evaluate.py [--out benchmarks/out/eval-paper] [--seed 0]
+    python benchmarks/bench_evaluate.py [--out benchmarks/out/eval-paper] [--seed 0] [-r bm25 | -r default]
+    python benchmarks/bench_evaluate.py --release releases/0.1.0-real -r default --warm --out /tmp/bench-real
+
+Cold: an empty embedding cache; warm (--warm): the same command again on the cache the cold
+run filled (the corpora and queries are not encoded again). `-r default` is evaluate's
+default systems (one of each family).
 
 Writes a synthetic release folder shaped like the paper-scale build (docs/performance.md:
 13,140 queries; an xqa corpus of 9,000 answer passages and an evidence corpus of 100,200
@@ -155,7 +160,19 @@ def generate(out: Path, seed: int) -> dict:
     manifest = {"version": "0.0.0-bench", "build_id": hashlib.sha256(f"bench-{seed}".encode()).hexdigest(),
                 "config": {"languages": LANGS}, "languages": registry, "cells": cells}
     (out / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True), encoding="utf-8")
+    seal(out)
     return {"queries": n_queries, "xqa_passages": XQA_PASSAGES, "evidence_passages": EVIDENCE_PASSAGES}
+
+
+def seal(out: Path) -> None:
+    """List every file with its sha256 in the manifest, as a build does: evaluate scores only
+    a release whose files match their manifest."""
+    path = out / "manifest.json"
+    manifest = json.loads(path.read_text(encoding="utf-8"))
+    manifest["files"] = {p.relative_to(out).as_posix(): {"sha256": hashlib.sha256(p.read_bytes()).hexdigest(),
+                                                         "bytes": p.stat().st_size}
+                         for p in sorted(out.rglob("*")) if p.is_file() and p.name != "manifest.json"}
+    path.write_text(json.dumps(manifest, indent=2, sort_keys=True), encoding="utf-8")
 
 
 def _registry() -> dict:
@@ -165,30 +182,61 @@ def _registry() -> dict:
     return {c: reg[c].model_dump(mode="json") for c in LANGS}
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "out" / "eval-paper")
-    ap.add_argument("--seed", type=int, default=0)
-    args = ap.parse_args()
-    release = args.out / "release"
-    if not (release / "manifest.json").exists():
-        t = time.perf_counter()
-        counts = generate(release, args.seed)
-        print(f"generated {release}: {counts} in {time.perf_counter() - t:.1f} s (not timed below)")
+def _measure(release: Path, systems: list[str], out: Path, cache: Path, threads: int) -> dict:
     from tasks.evaluation.stage import evaluate_release
 
     t0, c0 = time.perf_counter(), time.process_time()
     marks: list[tuple[float, str]] = []
-    res = evaluate_release(release, ["bm25"], args.out / "results",
+    res = evaluate_release(release, systems, out, cache_dir=cache, threads=threads,
                            progress=lambda m: marks.append((time.perf_counter() - t0, m)))
     total, cpu = time.perf_counter() - t0, time.process_time() - c0
-    for t, m in marks:
-        print(f"  {t:7.1f} s  {m}")
+    return {"res": res, "marks": marks, "wall": total, "cpu": cpu}
+
+
+def main() -> None:
+    import shutil
+    import tempfile
+
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "out" / "eval-paper")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--release", type=Path, help="an existing release (e.g. releases/0.1.0-real) instead of the synthetic one")
+    ap.add_argument("-r", "--retriever", action="append", help="systems (default: bm25; 'default' for evaluate's four)")
+    ap.add_argument("--threads", type=int, default=0, help="0: the cores this process may use")
+    ap.add_argument("--warm", action="store_true", help="run twice on one embedding cache; report the second run too")
+    args = ap.parse_args()
+    from tasks.evaluation.stage import available_cores
+    from tasks.evaluation.systems import DEFAULT_SYSTEMS
+
+    systems = [s for r in (args.retriever or ["bm25"]) for s in (DEFAULT_SYSTEMS if r == "default" else [r])]
+    release = args.release or args.out / "release"
+    if args.release is None and not (release / "manifest.json").exists():
+        t = time.perf_counter()
+        counts = generate(release, args.seed)
+        print(f"generated {release}: {counts} in {time.perf_counter() - t:.1f} s (not timed below)")
+    elif args.release is None and "files" not in json.loads((release / "manifest.json").read_text()):
+        seal(release)  # generated before evaluate checked a release against its manifest
+    threads = args.threads or available_cores()
+    cache = Path(tempfile.mkdtemp(prefix="bench-embeddings-"))  # cold: an empty embedding cache
+    try:
+        runs = [("cold", _measure(release, systems, args.out / "results", cache, threads))]
+        if args.warm:
+            runs.append(("warm", _measure(release, systems, args.out / "results-warm", cache, threads)))
+    finally:
+        shutil.rmtree(cache, ignore_errors=True)
+    for label, run in runs:
+        print(f"{label}:")
+        for t, m in run["marks"]:
+            if "encoded" not in m or m.split(" ")[-1] in ("corpus", "queries") and "/" in m:
+                print(f"  {t:7.1f} s  {m}")
+    res = runs[0][1]["res"]
     n = sum(c.queries for c in res.cells if c.metrics is not None)
+    docs = {c.lang + c.task: c.documents for c in res.cells if c.retriever == res.retrievers[0].name}
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(f"BM25 evaluation of {n} queries over {XQA_PASSAGES:,} + {EVIDENCE_PASSAGES:,} passages and 6 cd corpora: "
-          f"{total:.1f} s wall, {cpu:.1f} s CPU, peak RSS {rss:,.0f} MB, {os.cpu_count()} cores, "
-          f"load average {os.getloadavg()[0]:.1f}")
+    for label, run in runs:
+        print(f"{label}: {', '.join(systems)} over {n} scored query sets of {release}: {run['wall']:.1f} s wall, "
+              f"{run['cpu']:.1f} s CPU, {threads} threads, {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}")
+    print(f"peak RSS of the process {rss:,.0f} MB; {len(docs)} cells")
 
 
 if __name__ == "__main__":

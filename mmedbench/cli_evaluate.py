@@ -24,8 +24,10 @@ def _fail(message: str, code: int = 2) -> None:
 def evaluate(
     release: Path = typer.Argument(..., help="A release folder, e.g. releases/0.1.0"),
     retriever: List[str] = typer.Option([], "--retriever", "-r",
-                                        help="bm25, dense:MODEL_DIR or dense:NAME=MODEL_DIR (a local sentence-transformers "
-                                             "model folder; nothing downloads). Repeat for several. Default: bm25, "
+                                        help="A built-in system (bm25, minilm, use-m, me5-small), hybrid:A+B (reciprocal "
+                                             "rank fusion of two systems' runs), or dense:MODEL_DIR / dense:NAME=MODEL_DIR "
+                                             "(a local sentence-transformers folder; nothing downloads). Repeat for several. "
+                                             "Default: one system of each family (bm25, minilm, use-m, hybrid:bm25+use-m), "
                                              "unless --run is given."),
     run: List[str] = typer.Option([], "--run",
                                   help="NAME=DIR: score another system's TREC run files, named <task>-<lang>.trec and "
@@ -34,22 +36,25 @@ def evaluate(
     out: Path = typer.Option(Path("results"), "--out", "-o", help="Results folder (results.json, results.md, runs/, qrels/, figures/)."),
     cache_dir: Path = typer.Option(Path(".mmedbench-cache/embeddings"), "--cache-dir",
                                    help="Cache of dense embeddings, by content hash."),
+    threads: int = typer.Option(0, "--threads", min=0,
+                                help="Threads for the encoders (torch, BLAS, OpenMP); 0: the cores this process may use."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress lines."),
 ) -> None:
     """Score a release: nDCG@10, Recall@100, MRR@10 per cell with intervals, the language gap on the same items, tiers, runs, pictures."""
     from common.interrupts import handled
 
     with handled(f"{out} holds no complete new results; run the same command again"):
-        _evaluate(release, retriever, run, split, out, cache_dir, quiet)
+        _evaluate(release, retriever, run, split, out, cache_dir, threads, quiet)
 
 
 def _evaluate(release: Path, retriever: List[str], run: List[str], split: List[str], out: Path, cache_dir: Path,
-              quiet: bool) -> None:
+              threads: int, quiet: bool) -> None:
     from common.outputs import output_folder
     from tasks.evaluation.external import parse_run_spec
     from tasks.evaluation.outdir import results_folder
     from tasks.evaluation.retrievers import parse_retrievers
-    from tasks.evaluation.stage import evaluate_release, release_info
+    from tasks.evaluation.stage import available_cores, evaluate_release, release_info
+    from tasks.evaluation.systems import DEFAULT_SYSTEMS
 
     try:
         info = release_info(release)
@@ -57,12 +62,13 @@ def _evaluate(release: Path, retriever: List[str], run: List[str], split: List[s
             raise InputError(out, "is inside the release folder; a published release is never modified (choose another --out)")
         output_folder(out, "--out")
         output_folder(cache_dir, "--cache-dir")
-        specs = parse_retrievers(retriever or ["bm25"]) if retriever or not run else []
         runs = [parse_run_spec(r) for r in run]
+        wanted = retriever or ([] if run else list(DEFAULT_SYSTEMS))
+        specs = parse_retrievers(wanted, others=tuple(r.name for r in runs)) if wanted else []
         progress = None if quiet else (lambda m: typer.echo(m, err=True))
         with results_folder(out) as building:  # the user's files in --out are never deleted
             res = evaluate_release(release, specs, building, split, info=info, cache_dir=cache_dir, progress=progress,
-                                   runs=runs)
+                                   runs=runs, threads=threads or available_cores())
     except InputError as exc:
         _fail(str(exc), exc.exit_code)  # 1: the release fails its hash check
     except OSError as exc:

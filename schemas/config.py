@@ -103,7 +103,8 @@ class VocabularyConfig(_Model):
         return self
 
 
-SourceFormat = Literal["sample-jsonl", "mmedbench-jsonl", "pubmedqa", "igakuqa", "frenchmedmcqa", "rumeddanet", "cnmleqa", "beir"]
+SourceFormat = Literal["sample-jsonl", "mmedbench-jsonl", "pubmedqa", "igakuqa", "frenchmedmcqa", "rumeddanet", "cnmleqa", "beir",
+                       "casimedicos"]
 
 
 # A licence as the Hugging Face Hub names it (https://hf.co/docs/hub/repositories-licenses):
@@ -192,7 +193,7 @@ class EvaluationConfig(_Model):
     # retrievers a build scores its release with (`mmedbench build --evaluate` adds to them):
     # "bm25", "dense:MODEL_DIR" or "dense:NAME=MODEL_DIR" (a local model folder, relative to
     # this file). Results go into the release's evaluation/ and its card (docs/evaluation.md).
-    retrievers: list[Annotated[str, StringConstraints(pattern=r"^(bm25|dense:.+)$")]] = []
+    retrievers: list[Annotated[str, StringConstraints(pattern=r"^(bm25|minilm|use-m|me5-small|hybrid:.+|dense:.+)$")]] = []
     splits: list[Split] = Field(["test"], min_length=1)
 
 

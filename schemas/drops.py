@@ -24,8 +24,13 @@ from typing import Literal
 import pyarrow as pa
 from pydantic import BaseModel, ConfigDict, model_validator
 
-DropStage = Literal["grounding", "allocation"]
+DropStage = Literal["sources", "grounding", "allocation"]
 DropCode = Literal[
+    # sources: a case whose languages a parallel source (casimedicos) cannot pair
+    "answer-disagrees",      # detail: each language's answer ("en 2, es 2, fr 3"; "none": no answer line)
+    "options-disagree",      # detail: each language's option count ("en 5, es 5, fr 4")
+    "answer-not-an-option",  # detail: the answer and the option count
+    "missing-text",          # detail: which text is missing in which language
     # grounding: the item has no gold passage the release could stand behind
     "unanswerable",          # evidence: no key concept in its gold passage
     "no-answer-concept",     # a correct option names no vocabulary concept
@@ -46,6 +51,10 @@ DropCode = Literal[
 
 # what build_report.json says, per code; `{detail}` is the record's detail
 REASON: dict[str, str] = {
+    "answer-disagrees": "its languages disagree on the answer ({detail})",
+    "options-disagree": "its languages disagree on the option count ({detail})",
+    "answer-not-an-option": "its answer is not one of its options: {detail}",
+    "missing-text": "unpaired: {detail}",
     "unanswerable": "unanswerable: no key concept in its gold passage",
     "no-answer-concept": "no answer passage: a correct option names no vocabulary concept",
     "answer-not-key": "no answer passage: the answer's concept is outside the key semantic groups",
@@ -62,7 +71,12 @@ REASON: dict[str, str] = {
     "cells-full": "every cell it can be realized in is full",
 }
 # codes whose detail is this item's alone: counted without it (one key, not one per item)
-PER_ITEM_DETAIL: dict[str, str] = {"near-duplicate": "near-duplicate"}
+PER_ITEM_DETAIL: dict[str, str] = {
+    "near-duplicate": "near-duplicate",
+    "answer-disagrees": "its languages disagree on the answer",
+    "options-disagree": "its languages disagree on the option count",
+    "answer-not-an-option": "its answer is not one of its options",
+}
 
 
 class Drop(BaseModel):

@@ -53,6 +53,14 @@ class Option(Strict):
     correct: bool = False
 
 
+class SourceTranslation(Strict):
+    """The source's own translation of an item's text into another language (CasiMedicos' French)."""
+
+    lang: LangCode
+    text: NonEmpty
+    status: TranslationStatus = "human-translated"
+
+
 class SourceItem(Strict):
     """A question from a source dataset, before grounding.
 
@@ -68,6 +76,8 @@ class SourceItem(Strict):
     pivot: str | None = None  # English text of a non-English question
     passages: list[Passage] = []
     options: list[Option] = []
+    # the source's own translations of `text` (realized before the translation memory)
+    translations: list[SourceTranslation] = []
 
     @model_validator(mode="after")
     def _has_gold(self) -> "SourceItem":

@@ -33,12 +33,24 @@ class Interval(Strict):
     high: float
 
 
+Family = Literal["lexical", "english-dense", "multilingual-dense", "hybrid", "user"]
+
+
 class Retriever(Strict):
     name: RetrieverName  # the folder of its run files: runs/<name>/
-    kind: Literal["bm25", "dense", "run"]  # run: TREC files made by another system (--run NAME=DIR)
+    # run: TREC files made by another system (--run NAME=DIR); hybrid: fused from others' runs
+    kind: Literal["bm25", "dense", "run", "hybrid"]
     # bm25: k1, b, method, tokenizers; dense: the model's sha256, dimension, max_seq_length;
-    # run: the number of run files read (their sha256 are in run_inputs)
+    # run: the number of run files read (their sha256 are in run_inputs); hybrid: k, components
     parameters: dict[str, str | int | float]
+    # what the system is (tasks/evaluation/systems.py); None in a file written before families
+    family: Family | None = None
+    coverage: Literal["english", "multilingual"] | None = None  # the languages its model was trained for
+    package: str | None = None  # the PyPI distribution that ran it
+    package_version: str | None = None
+    weights_sha256: Sha256 | None = None  # its weight files as shipped
+    quantization: str | None = None
+    dimension: int | None = None
 
 
 class CellResult(Strict):
@@ -144,11 +156,37 @@ class GapMean(Strict):
 
     retriever: RetrieverName
     split: Split
-    over: Literal["task", "all"]
-    key: str  # the task, or "all"
+    over: Literal["task", "lang", "all"]
+    key: str  # the task, the language, or "all"
     cells: list[str]
     gap: float
     interval: Interval
+
+
+class FamilyContrast(Strict):
+    """An English-only and a multilingual system on one cell's paired items: how much more
+    the English-only one loses when the items are asked natively instead of in English."""
+
+    english_only: RetrieverName
+    multilingual: RetrieverName
+    queries: int
+    english_only_gap: float  # its pivot minus native nDCG@10
+    multilingual_gap: float
+    difference: float  # english_only_gap - multilingual_gap, paired per query
+    interval: Interval
+
+
+class Separation(Strict):
+    """Whether a cell tells multilingual from English-only systems (tasks/evaluation/separation.py):
+    some multilingual system's gap is below every English-only system's gap beyond noise."""
+
+    split: Split
+    task: TaskName
+    lang: LangCode
+    latin_script: bool  # the language is written in Latin script (shared words are expected)
+    contrasts: list[FamilyContrast]
+    separates: bool
+    reading: str
 
 
 class Comparison(Strict):
@@ -203,5 +241,7 @@ class EvaluationResults(Strict):
     # non-English cells with queries but no pivot control, with the manifest's reason
     pivotless: dict[str, str]
     comparisons: list[Comparison]
+    # every non-English cell with pivots scored by an English-only and a multilingual system
+    separations: list[Separation] = []
     inputs: dict[str, Sha256]  # the release files read, with their sha256
     run_inputs: dict[str, Sha256] = {}  # --run files read: "<name>/<file>" -> sha256

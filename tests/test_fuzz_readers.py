@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 from common.errors import InputError
 from tests.conftest import ROOT
 from tests.tasks.sources import test_adapters as fx
+from tests.tasks.sources import test_casimedicos as cx
 
 FUZZ = settings(max_examples=60, deadline=None, derandomize=True, database=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.large_base_example])
@@ -154,7 +155,7 @@ def test_do_tsv_reader_fuzz(work, data):
 # ------------------------------------------------------------------------------------ JSON lines: sources, passages, memory
 
 from common.jsonio import read_jsonl  # noqa: E402
-from tasks.sources.adapters import ADAPTERS, cnmleqa_tags, read_beir_corpus  # noqa: E402
+from tasks.sources.adapters import ADAPTERS, READERS_WITH_DROPS, cnmleqa_tags, read_beir_corpus  # noqa: E402
 from tasks.sources.passages import read_passages  # noqa: E402
 from tasks.translation.memory import TranslationMemory  # noqa: E402
 from tasks.translation.tm_store import read_entries  # noqa: E402
@@ -193,6 +194,10 @@ def _json(obj) -> bytes:
     return json.dumps(obj, ensure_ascii=False, indent=4).encode()
 
 
+def _tsv(cases: list[list[str]]) -> bytes:
+    return ("\n".join(line for case in cases for line in case) + "\n").encode()
+
+
 # one genuine file per adapter (the adapters' own fixtures), and where it goes in the source
 ADAPTER_INPUTS = {
     "mmedbench-jsonl": ("English.jsonl", _jsonl([fx.mmed(), fx.mmed(question="Another invented question?", answer_idx="B")])),
@@ -202,6 +207,10 @@ ADAPTER_INPUTS = {
     "frenchmedmcqa": ("test.json", _json([fx.fmc(), fx.fmc("b" * 64)])),
     "rumeddanet": ("dev_v1.jsonl", _jsonl([fx.rmd(), fx.rmd("1" * 32, answer="нет")])),
     "cnmleqa": ("CNMLEQA-3k.json", _json([fx.cnm(), fx.cnm("00000000-0000-5000-8000-000000000002")])),
+    # casimedicos: token-per-line files, one folder per language; each is mutated in turn
+    "casimedicos": ("EN/dev.tsv", _tsv(cx.EN)),
+    "casimedicos-native": ("ES/dev.tsv", _tsv(cx.ES)),
+    "casimedicos-translation": ("FR/dev.tsv", _tsv(cx.FR)),
     "beir-corpus": ("toyset/corpus.jsonl", None),
     "beir-queries": ("toyset/queries.jsonl", None),
     "beir-qrels": ("toyset/qrels/test.tsv", None),
@@ -213,12 +222,18 @@ def _adapter_source(root: Path, which: str, mutated_bytes: bytes) -> tuple[str, 
     if root.exists():
         shutil.rmtree(root)
     root.mkdir(parents=True)
-    fmt = which.split("-")[0] if which.startswith(("igakuqa", "beir")) else which
+    fmt = which.split("-")[0] if which.startswith(("igakuqa", "beir", "casimedicos")) else which
     if fmt == "beir":
         folder = fx.beir_folder(root)
         target = root / ADAPTER_INPUTS[which][0]
         target.write_bytes(mutated_bytes)
         return fmt, folder
+    if fmt == "casimedicos":
+        for key in ("casimedicos", "casimedicos-native", "casimedicos-translation"):
+            rel, data = ADAPTER_INPUTS[key]
+            (root / rel).parent.mkdir(parents=True, exist_ok=True)
+            (root / rel).write_bytes(mutated_bytes if key == which else data)
+        return fmt, root
     if fmt == "igakuqa":
         for key in ("igakuqa", "igakuqa-translation"):
             rel, data = ADAPTER_INPUTS[key]
@@ -253,6 +268,18 @@ def test_every_source_adapter_fuzz(work, data, which):
         only_input_errors(cnmleqa_tags, path)
     if fmt == "beir":
         only_input_errors(lambda p: list(read_beir_corpus(p)), path)
+    if fmt == "casimedicos":  # the pairing's drops too, and the xqa reading of the options
+        only_input_errors(lambda p: READERS_WITH_DROPS[fmt](p, ALL).drops, path)
+        only_input_errors(lambda p: list(ADAPTERS[fmt](p, ALL, task="xqa", passage="concept")), path)
+
+
+@FUZZ
+@given(data=st.data(), which=st.sampled_from(["casimedicos", "casimedicos-native", "casimedicos-translation"]))
+def test_casimedicos_reader_fuzz(work, data, which):
+    """The token-per-line reader and its pairing, on each language's file mutated (its own draws:
+    the shared fuzz above gives it a few of its 60)."""
+    fmt, path = _adapter_source(work / "src", which, data.draw(mutated(GENUINE[which])))
+    only_input_errors(lambda p: READERS_WITH_DROPS[fmt](p, ALL), path)
 
 
 def test_the_genuine_adapter_inputs_read_cleanly(work):

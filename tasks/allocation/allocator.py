@@ -29,6 +29,8 @@ class Candidate:
     pivot: str | None  # None: a non-English source without English text
     key_cuis: tuple[str, ...]
     realizations: dict[str, Realization] = field(hash=False, compare=False)
+    # languages besides the native one the source itself has the item in (its own translations)
+    own_langs: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -147,8 +149,11 @@ class Allocator:
         options = [l for l in self.languages if l in cand.realizations and self._room((cand.task, l))]
         if not options:
             return None, ("cells-full", "") if cand.realizations else ("no-realization", "")
-        if cand.native_lang in options and cand.native_lang != "en":
-            return cand.native_lang, None  # native questions are scarce: keep them native
+        own = [l for l in options if l != "en" and (l == cand.native_lang or l in cand.own_langs)]
+        if own:
+            # native questions are scarce: keep them native; an item its source has in several
+            # languages (CasiMedicos: Spanish and its French) goes to the least filled of them
+            return min(own, key=lambda l: (self._fill_ratio((cand.task, l)), self.languages.index(l))), None
         options.sort(key=lambda l: (self._fill_ratio((cand.task, l)), self.languages.index(l)))
         return options[0], None
 
@@ -180,7 +185,8 @@ class Allocator:
                 # that language's text duplicates another query; try the next one
                 first_clash = first_clash or clash
                 remaining = {k: v for k, v in cand.realizations.items() if k != lang}
-                cand = Candidate(cand.id, cand.task, cand.native_lang, cand.native_text, cand.pivot, cand.key_cuis, remaining)
+                cand = Candidate(cand.id, cand.task, cand.native_lang, cand.native_text, cand.pivot, cand.key_cuis, remaining,
+                                 cand.own_langs)
                 lang, why = self.placement(cand)
             if lang is None and first_clash is not None:
                 why = ("near-duplicate", duplicate_detail(first_clash))  # the clash is why it found no home, not the fallback's

@@ -21,6 +21,7 @@ from tasks.allocation.confusion import computed_on, lazy_candidates, set_workers
 from tasks.allocation.hierarchy import Hierarchy
 from tasks.allocation.lexicon import Lexicon
 from tasks.allocation.tiers import ConceptInfo, TierPools
+from tasks.sources.stage import source_drops
 from tasks.translation.gates import text_gates, translation_gates
 from tasks.translation.memory import TranslationMemory
 from tasks.translation.stage import PROVENANCE_OF_STATUS
@@ -278,7 +279,8 @@ def _candidates(items: dict[str, dict], ground: dict[str, dict], reals: dict, or
             it["passage_ids"] = list(g["answer_cuis"])
             it["negative_cuis"] = list(g["negative_cuis"])
         options = {l: r for l, r in reals[item_id].items() if l in order}
-        cands.append(Candidate(item_id, it["task"], it["lang"], it["text"], it["pivot"], tuple(g["key_cuis"]), options))
+        own = tuple(sorted(t["lang"] for t in it.get("translations") or []))
+        cands.append(Candidate(item_id, it["task"], it["lang"], it["text"], it["pivot"], tuple(g["key_cuis"]), options, own))
     return cands, drops
 
 
@@ -366,6 +368,7 @@ def allocate_cells(params: AllocationParameters, item_shards: list[str], grounde
                       params.dedup_num_perm, params.seed, overlap_scope=params.overlap_scope)
     used = seed_from_release(alloc, Path(params.base_release), params.languages) if params.base_release else set()
     cands, drops = _candidates(items, ground, reals, order, used)
+    drops = source_drops(item_shards) + drops  # the sources stage's (unpaired cases of a parallel source)
     alloc.allocate_items(cands)
     chosen, realizer_rejections = _confusion_sets(alloc, params, vocab, lexicon_files)
     gate_rejections.update(realizer_rejections)

@@ -1,11 +1,20 @@
-"""Dense retrieval through sentence-transformers, from a local model folder only.
+"""Dense retrieval: an encoder backend, embeddings cached by content, exact search.
 
-Nothing downloads: the folder must hold a sentence-transformers model (modules.json) or a
-transformers one (config.json, then mean pooling), and the hub is switched offline before
-sentence-transformers is imported. Embeddings are normalized and searched exactly (a dot
-product with every document). They are cached on disk by content: the model's files, the
-side (query or document) and the texts. A corpus several cells share is encoded once.
-Torch runs on the CPU with a fixed number of threads, so a run repeats to the byte.
+    DenseEncoder(backend, cache_dir).encode(texts, "query" | "document", progress)
+    DenseIndex(doc_ids, embeddings).top_many(query_embeddings, k)
+
+A backend turns texts into L2-normalized float32 vectors: a local sentence-transformers
+folder (`SentenceTransformersBackend`, here: `dense:DIR` and the built-in English MiniLM)
+or a built-in multilingual encoder (tasks/evaluation/encoders.py). Nothing downloads: the
+hub is switched offline before sentence-transformers is imported and built-in weights ship
+in their packages. Threads are the command's (`--threads`), given to each library through
+its own call (torch.set_num_threads, threadpoolctl), never through the process environment.
+
+Embeddings are cached on disk by content: the backend's identity (its weights' sha256 and
+whatever else changes its numbers), the side and the texts. A cache file is named by the
+sha256 of its own array, checked when read: a file cut short by a full disk or an edit is
+not trusted but encoded again (as git treats an object whose bytes do not match its name).
+A corpus several cells share is encoded once; progress counts texts as they are encoded.
 """
 from __future__ import annotations
 
@@ -20,9 +29,8 @@ import numpy as np
 from common.errors import InputError
 from common.jsonio import atomic_write
 
-THREADS = 2
 BATCH = 32
-CHUNK = 512  # texts per encode call: the unit of progress
+CHUNK = 128  # texts per encode call: the unit of progress
 _WEIGHTS = ("*.safetensors", "*.bin", "*.onnx")
 
 
@@ -39,18 +47,27 @@ def check_model_dir(path: Path) -> Path:
     return p
 
 
-def model_fingerprint(path: Path) -> str:
-    """sha256 over the folder's files (relative path and content): the model's identity."""
+def files_sha256(files: list[tuple[str, Path | bytes]]) -> str:
+    """sha256 over (name, content) pairs in the order given, a content being a file's bytes
+    (a path) or bytes: the identity of a model's files."""
     h = hashlib.sha256()
-    for f in sorted(q for q in Path(path).rglob("*") if q.is_file() and "__pycache__" not in q.parts):
-        if f.name.startswith(".") or f.suffix == ".md":
-            continue  # .gitattributes, README: not the model
-        h.update(f.relative_to(path).as_posix().encode() + b"\0")
-        with open(f, "rb") as fh:
-            while block := fh.read(1 << 20):
-                h.update(block)
+    for name, f in files:
+        h.update(name.encode() + b"\0")
+        if isinstance(f, bytes):
+            h.update(f)
+        else:
+            with open(f, "rb") as fh:
+                while block := fh.read(1 << 20):
+                    h.update(block)
         h.update(b"\0")
     return h.hexdigest()
+
+
+def model_fingerprint(path: Path) -> str:
+    """sha256 over the folder's files (relative path and content): the model's identity."""
+    files = sorted(q for q in Path(path).rglob("*") if q.is_file() and "__pycache__" not in q.parts
+                   and not q.name.startswith(".") and q.suffix != ".md")  # .gitattributes, README: not the model
+    return files_sha256([(f.relative_to(path).as_posix(), f) for f in files])
 
 
 def _offline() -> None:
@@ -61,8 +78,12 @@ def _offline() -> None:
     os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 
 
-class DenseEncoder:
-    def __init__(self, model_dir: Path, cache_dir: Path | None):
+class SentenceTransformersBackend:
+    """A local sentence-transformers (or transformers, mean-pooled) model folder, on the CPU."""
+
+    implementation = "sentence-transformers"
+
+    def __init__(self, model_dir: Path, threads: int):
         self.model_dir = check_model_dir(model_dir)
         _offline()
         import torch
@@ -70,51 +91,87 @@ class DenseEncoder:
         from sentence_transformers import SentenceTransformer
 
         transformers.logging.disable_progress_bar()
-        torch.set_num_threads(THREADS)
+        torch.set_num_threads(threads)
         try:
             self.model = SentenceTransformer(str(self.model_dir), device="cpu", local_files_only=True)
         except Exception as exc:  # a broken folder: say which, in one line
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             raise InputError(self.model_dir, f"cannot load a sentence-transformers model ({first})") from None
         self.model.eval()
-        self.fingerprint = model_fingerprint(self.model_dir)
-        self.cache_dir = Path(cache_dir) / self.fingerprint[:16] if cache_dir else None
+        self.weights_sha256 = model_fingerprint(self.model_dir)
         dim = getattr(self.model, "get_embedding_dimension", None) or self.model.get_sentence_embedding_dimension
         self.dimension = int(dim() or 0)
+        self.fingerprint = self.weights_sha256
+        self.key_parts = [self.model.max_seq_length, BATCH, CHUNK]  # batching can move a float's last bits
+
+    def describe(self) -> dict[str, str | int | float]:
+        return {"max_seq_length": int(self.model.max_seq_length or 0)}
+
+    def embed(self, texts: list[str], side: str) -> np.ndarray:
+        import torch
+
+        fn = self.model.encode_query if side == "query" else self.model.encode_document
+        with torch.inference_mode():
+            return fn(texts, batch_size=BATCH, normalize_embeddings=True, convert_to_numpy=True,
+                      show_progress_bar=False).astype(np.float32)
+
+
+class EmbeddingCache:
+    """`<folder>/<key>-<sha256 of the array, 16 hex>.npy`, written by atomic rename."""
+
+    def __init__(self, folder: Path):
+        self.folder = Path(folder)
+
+    def get(self, key: str, rows: int, dimension: int) -> np.ndarray | None:
+        for path in sorted(self.folder.glob(f"{key}-*.npy")):
+            try:
+                emb = np.load(path, allow_pickle=False)
+            except (OSError, ValueError, EOFError):
+                continue  # cut short or not an array
+            if (emb.dtype == np.float32 and emb.shape == (rows, dimension)
+                    and path.stem.rsplit("-", 1)[1] == _array_sha(emb)):
+                return emb
+        return None
+
+    def put(self, key: str, emb: np.ndarray) -> None:
+        for stale in self.folder.glob(f"{key}-*.npy"):  # a damaged entry of the same key
+            stale.unlink(missing_ok=True)
+        with atomic_write(self.folder / f"{key}-{_array_sha(emb)}.npy", "wb") as fh:
+            np.save(fh, emb)
+
+
+def _array_sha(emb: np.ndarray) -> str:
+    return hashlib.sha256(np.ascontiguousarray(emb).tobytes()).hexdigest()[:16]
+
+
+class DenseEncoder:
+    """A backend's embeddings, cached in memory and (with a cache folder) on disk."""
+
+    def __init__(self, backend, cache_dir: Path | None):
+        self.backend = backend
+        self.dimension = backend.dimension
+        self.cache = EmbeddingCache(Path(cache_dir) / backend.fingerprint[:16]) if cache_dir else None
         self._memory: dict[str, np.ndarray] = {}
 
-    @property
-    def parameters(self) -> dict[str, str | int | float]:
-        return {"model_sha256": self.fingerprint, "dimension": self.dimension,
-                "max_seq_length": int(self.model.max_seq_length or 0), "normalized": "yes", "search": "exact"}
-
     def _key(self, side: str, texts: list[str]) -> str:
-        payload = json.dumps([self.fingerprint, side, self.model.max_seq_length, BATCH, CHUNK, texts], ensure_ascii=False)
+        payload = json.dumps([self.backend.fingerprint, *self.backend.key_parts, side, texts], ensure_ascii=False)
         return hashlib.sha256(payload.encode()).hexdigest()
 
     def encode(self, texts: list[str], side: str, progress: Callable[[int, int], None] | None = None) -> np.ndarray:
         """Normalized float32 embeddings of `texts` ("query" or "document" side)."""
-        import torch
-
         key = self._key(side, texts)
         if key in self._memory:
             return self._memory[key]
-        path = self.cache_dir / f"{key}.npy" if self.cache_dir else None
-        if path is not None and path.exists():
-            emb = np.load(path)
-        else:
-            fn = self.model.encode_query if side == "query" else self.model.encode_document
+        emb = self.cache.get(key, len(texts), self.dimension) if self.cache else None
+        if emb is None:
             parts = []
-            with torch.inference_mode():
-                for i in range(0, len(texts), CHUNK):
-                    parts.append(fn(texts[i:i + CHUNK], batch_size=BATCH, normalize_embeddings=True,
-                                    convert_to_numpy=True, show_progress_bar=False).astype(np.float32))
-                    if progress:
-                        progress(min(i + CHUNK, len(texts)), len(texts))
+            for i in range(0, len(texts), CHUNK):
+                parts.append(np.asarray(self.backend.embed(texts[i:i + CHUNK], side), dtype=np.float32))
+                if progress:
+                    progress(min(i + CHUNK, len(texts)), len(texts))
             emb = np.concatenate(parts) if parts else np.zeros((0, self.dimension), dtype=np.float32)
-            if path is not None:
-                with atomic_write(path, "wb") as fh:
-                    np.save(fh, emb)
+            if self.cache:
+                self.cache.put(key, emb)
         self._memory[key] = emb
         return emb
 

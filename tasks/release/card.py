@@ -85,8 +85,9 @@ def _cells(manifest: dict) -> list[str]:
 def _provenance(manifest: dict) -> list[str]:
     lines = ["## Provenance", "", f"![How each cell's queries were made]({ASSETS}/provenance.png)", "",
              "`native`: written in the language; `terminology`: a vocabulary name in the language (cd); "
-             "`human-translated` / `machine-translated` / `machine-translated and verified`: from the translation memory, "
-             "after language, script, copy, length and number gates. Every query's `pivot_text` is its English text.", "",
+             "`human-translated` / `machine-translated` / `machine-translated and verified`: the source's own translation "
+             "of its item (CasiMedicos' French, its English) or the translation memory's, after language, script, copy, "
+             "length and number gates. Every query's `pivot_text` is its English text.", "",
              "| cell | " + " | ".join(["native", "terminology", "human-translated", "machine-translated and verified",
                                       "machine-translated"]) + " |", "|---" * 6 + "|"]
     for cell, c in sorted(manifest["cells"].items()):
@@ -153,9 +154,37 @@ CUI = re.compile(r"^C\d{7}$")  # schemas.records.Cui: a concept entry's document
 SMALL_CELL = 100  # test queries under which a cell's score is flagged: its 95% interval is wide
 TASK_MEASURES = {
     "xqa": "finding the English answer passage of a question asked in {lang}",
-    "evidence": "finding its source's own evidence passage (in the source's language) for a question asked in {lang}",
+    "evidence": "finding the English evidence passage that answers a question asked in {lang}",
     "cd": "telling a concept named in {lang} from {k} look-alike concepts, among their English entries",
 }
+
+
+# where an item task's queries come from, by the source format their ids start with (docs/sources.md)
+SOURCE_TEXTS = {
+    "pubmedqa": "PubMedQA questions; gold: their abstract's sections and conclusion",
+    "casimedicos": "CasiMedicos clinical cases with their question (Spanish MIR exam; Spanish original, French "
+                   "translation); gold: {gold}",
+    "igakuqa": "IgakuQA exam questions (Japanese, or their English translation); gold: the answer concept's English entry",
+    "frenchmedmcqa": "FrenchMedMCQA exam questions; gold: the answer concept's English entry",
+    "cnmleqa": "CNMLEQA exam questions; gold: the answer concept's English entry",
+    "rumeddanet": "RuMedDaNet yes/no questions; gold: their Russian context",
+}
+
+
+def cell_sources(cell_dir: Path) -> dict[str, int]:
+    """Queries per source format (an item's id starts with its format's name) in a cell."""
+    from collections import Counter
+
+    path = cell_dir / "queries.jsonl"
+    if not path.exists():
+        return {}
+    return dict(sorted(Counter(q["_id"].split("-")[0] for q in _jsonl(path)).items()))
+
+
+def _source_words(task: str, sources: dict[str, int]) -> str:
+    gold = "the doctors' English explanation of the case" if task == "evidence" else "the answer concept's English entry"
+    parts = [f"{SOURCE_TEXTS[s].format(gold=gold)} ({n})" for s, n in sources.items() if s in SOURCE_TEXTS]
+    return "; ".join(parts)
 
 
 def source_items_by_cell(shards: list[str]) -> dict[str, int]:
@@ -245,6 +274,10 @@ def measures(manifest: dict, out_dir: Path, source_items: dict[str, int] | None 
              f"with the half-width of its 95% bootstrap interval over queries. A cell with fewer than {SMALL_CELL} test "
              "queries is flagged: its score moves by more than its neighbours' differences. An empty cell says why it is "
              "empty.", "",
+             "Every evidence cell is cross-lingual in one way: its queries in the cell's language, its corpus the English "
+             "evidence passages of every evidence source, and every non-English query has its English pivot. A source "
+             "whose gold passages are not English (RuMedDaNet's Russian contexts) measures monolingual retrieval and is "
+             "not an evidence source of this design.", "",
              f"| cell | measures | test queries | {score_head} | note |", "|---|---|---:|---:|---|"]
     for cell, c in sorted(manifest["cells"].items()):
         task, lang = cell.split("/")
@@ -258,7 +291,13 @@ def measures(manifest: dict, out_dir: Path, source_items: dict[str, int] | None 
         if task != "cd":
             entries, passages = gold_kinds(out_dir / task / lang)
             what += f"; gold: {passages} source passages, {entries} concept entries"
+            pivots = c.get("pivots")
+            if pivots is not None:
+                what += f"; English pivots: {pivots['queries']} of {pivots['of']}"
         what += ")"
+        sources = _source_words(task, cell_sources(out_dir / task / lang)) if task != "cd" else ""
+        if sources:
+            what += f". From: {sources}"
         got = scored.get(cell)
         score = f"{got[0]:.3f} ± {got[1]:.3f}" if got else "-"
         note = f"**fewer than {SMALL_CELL} test queries**" if test < SMALL_CELL else "-"

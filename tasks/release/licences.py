@@ -29,6 +29,7 @@ FORMAT_LICENCES: dict[str, Licence] = {
     "igakuqa": Licence(("unknown",), RESEARCH_ONLY, "https://github.com/jungokasai/IgakuQA"),
     "rumeddanet": Licence(("unknown",), RESEARCH_ONLY, "https://github.com/pavel-blinov/RuMedBench"),
     "cnmleqa": Licence(("unknown",), RESEARCH_ONLY, "https://github.com/zonghui0228/CNMLEQA"),
+    "casimedicos": Licence(("cc0-1.0",), "CC0 1.0 (the LICENSE file beside the data)", "https://github.com/ixa-ehu/antidote-casimedicos"),
 }
 
 DO = Licence(("cc0-1.0", "cc-by-3.0"), "CC0 1.0 (current Disease Ontology); CC BY 3.0 (the 2016 OBO's names, synonyms, definitions)",
@@ -46,7 +47,8 @@ CODE_NAME_LICENCES = {
 # what each source is, for the card's table
 FORMAT_NAMES = {
     "pubmedqa": "PubMedQA", "frenchmedmcqa": "FrenchMedMCQA", "igakuqa": "IgakuQA", "rumeddanet": "RuMedDaNet (RuMedBench)",
-    "cnmleqa": "CNMLEQA", "sample-jsonl": "sample-jsonl file", "mmedbench-jsonl": "MMedBench-style file", "beir": "BEIR folder",
+    "cnmleqa": "CNMLEQA", "casimedicos": "CasiMedicos (Antidote CasiMedicos-Arg)",
+    "sample-jsonl": "sample-jsonl file", "mmedbench-jsonl": "MMedBench-style file", "beir": "BEIR folder",
 }
 
 # references to cite with the release, where the source names one (BibTeX-free: plain text)
@@ -59,6 +61,8 @@ REFERENCES = {
     "rumeddanet": "Blinov P, Reshetnikova A, Nesterov A, Zubkova G, Kokh V. RuMedBench: A Russian Medical Language Understanding "
                   "Benchmark. AIME 2022.",
     "cnmleqa": "CNMLEQA, https://github.com/zonghui0228/CNMLEQA.",
+    "casimedicos": "Sviridova E, Yeginbergen A, Estarrona A, Cabrio E, Villata S, Agerri R. CasiMedicos-Arg: A Medical Question "
+                   "Answering Dataset Annotated with Explanatory Argumentative Structures. EMNLP 2024.",
     "DO": "Schriml LM et al. The Human Disease Ontology 2022 update. Nucleic Acids Research 50(D1), 2022.",
     "HPO": "Gargano MA et al. The Human Phenotype Ontology in 2024: phenotypes around the world. Nucleic Acids Research 52(D1), 2024.",
     "ICD10RU": "World Health Organization. International Statistical Classification of Diseases and Related Health Problems, "

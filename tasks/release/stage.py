@@ -227,7 +227,8 @@ def evaluation_retrievers(loaded: LoadedConfig, extra: list[str] | None) -> tupl
 
     listed = list(loaded.config.evaluation.retrievers)
     added = [r for r in dict.fromkeys(extra or []) if r not in listed]
-    specs = (parse_retrievers(listed, loaded.base) if listed else []) + (parse_retrievers(added) if added else [])
+    specs = parse_retrievers(listed, loaded.base) if listed else []
+    specs += parse_retrievers(added, others=tuple(s.name for s in specs)) if added else []
     return listed + added, specs
 
 

@@ -6,7 +6,8 @@ from pathlib import Path
 import pyarrow as pa
 
 from common.errors import InputError
-from tasks.sources.adapters import ADAPTERS
+from schemas.drops import DROP_TABLE, Drop, drop_rows
+from tasks.sources.adapters import ADAPTERS, READERS_WITH_DROPS
 from tasks.sources.passages import read_passages
 from common.parquet import write_parquet
 
@@ -15,7 +16,12 @@ ITEM_SCHEMA = pa.schema([
     ("passage_ids", pa.list_(pa.string())),
     # multiple-choice options of an item whose gold passages are its answers' concept entries
     ("options", pa.list_(pa.struct([("text", pa.string()), ("pivot", pa.string()), ("correct", pa.bool_())]))),
+    # the source's own translations of the text (CasiMedicos' French), realized before the memory
+    ("translations", pa.list_(pa.struct([("lang", pa.string()), ("text", pa.string()), ("status", pa.string())]))),
 ])
+# what the sources stage drops (a parallel source's unpaired cases): beside the item shards, read
+# by the allocation stage into build_report.json's drops (`source_drops`)
+SOURCE_DROPS = "source-drops.parquet"
 CORPUS_SCHEMA = pa.schema([("id", pa.string()), ("title", pa.string()), ("text", pa.string())])
 
 
@@ -23,7 +29,7 @@ def load_sources(sources: list[dict], background: list[dict], languages: list[st
     """Validate all sources; write items-NNNNN.parquet shards and corpus-<task>.parquet.
 
     Returns {"shards": [...paths], "shard_langs": [[native languages of each shard]],
-    "corpora": {task: path}, "items": n}.
+    "corpora": {task: path}, "items": n, "dropped": path of SOURCE_DROPS}.
     """
     out_dir = Path(out_dir)
     items: dict[str, dict] = {}
@@ -36,10 +42,19 @@ def load_sources(sources: list[dict], background: list[dict], languages: list[st
             raise InputError(origin, f"passage id {pid!r} reused with different text (first in {prev[2]})", field="passages.id")
         corpus[task].setdefault(pid, (title, text, origin))
 
+    drops: list[Drop] = []
+
+    def read(src: dict):
+        path, options = Path(src["path"]), src.get("options", {})
+        if src["format"] in READERS_WITH_DROPS:
+            got = READERS_WITH_DROPS[src["format"]](path, set(languages), **options)
+            drops.extend(got.drops)
+            return got.items
+        return ADAPTERS[src["format"]](path, set(languages), **options)
+
     for src in sources:
         path = Path(src["path"])
-        adapter = ADAPTERS[src["format"]]
-        for n, item in enumerate(adapter(path, set(languages), **src.get("options", {})), start=1):
+        for n, item in enumerate(read(src), start=1):
             if item.id in items:
                 raise InputError(path, f"duplicate item id {item.id!r} (first in {where[item.id]})", field="id")
             where[item.id] = f"{path.name}"
@@ -49,6 +64,7 @@ def load_sources(sources: list[dict], background: list[dict], languages: list[st
                 "pivot": item.pivot if item.lang != "en" else item.text,
                 "passage_ids": sorted(p.id for p in item.passages),
                 "options": [o.model_dump() for o in item.options],
+                "translations": [t.model_dump() for t in item.translations],
             }
             for p in item.passages:
                 add_passage(item.task, p.id, p.title, p.text, f"{path.name}:{item.id}")
@@ -72,4 +88,18 @@ def load_sources(sources: list[dict], background: list[dict], languages: list[st
         p = out_dir / f"corpus-{task}.parquet"
         write_parquet(pa.Table.from_pylist(rows, schema=CORPUS_SCHEMA), p)
         corpora[task] = str(p)
-    return {"shards": shards, "shard_langs": shard_langs, "corpora": corpora, "items": len(ordered)}
+    dropped = out_dir / SOURCE_DROPS
+    write_parquet(pa.Table.from_pylist(drop_rows(drops), schema=DROP_TABLE), dropped)
+    return {"shards": shards, "shard_langs": shard_langs, "corpora": corpora, "items": len(ordered), "dropped": str(dropped)}
+
+
+def source_drops(item_shards: list[str]) -> list[Drop]:
+    """What the sources stage that wrote these shards dropped (none where it wrote no table)."""
+    from common.parquet import rows as table_rows
+    from schemas.drops import drops_from_rows
+    import pyarrow.parquet as pq
+
+    if not item_shards:
+        return []
+    path = Path(item_shards[0]).parent / SOURCE_DROPS
+    return drops_from_rows(table_rows(pq.read_table(path))) if path.exists() else []

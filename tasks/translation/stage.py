@@ -47,10 +47,13 @@ class Candidate(NamedTuple):
 
 
 def candidate(item: dict, code: str, tm: TranslationMemory) -> Candidate:
-    """Pure: the item's own text in its language; for English, its pivot; else the memory's
-    translation of the pivot (DESIGN.md §3)."""
+    """Pure: the item's own text in its language; for English, its pivot; else the source's own
+    translation of the item into `code`, else the memory's translation of the pivot (DESIGN.md §3)."""
     if code == item["lang"]:
         return Candidate(item["text"], "native")
+    own = next((t for t in item.get("translations") or [] if t["lang"] == code), None)
+    if own is not None and code != "en":  # the source's own translation (CasiMedicos' French), gated as one
+        return Candidate(own["text"], PROVENANCE_OF_STATUS[own["status"]], item["text"], item["lang"])
     if not item["pivot"]:
         return Candidate("", "", missing="no-pivot")
     if code == "en":

@@ -48,7 +48,7 @@ def test_the_vocabulary_is_closed_and_a_detail_goes_where_the_sentence_has_one()
     with pytest.raises(ValidationError):
         Drop(stage="allocation", item_id="x", code="too-long")
     with pytest.raises(ValidationError):
-        Drop(stage="sources", item_id="x", code="cells-full")
+        Drop(stage="writing", item_id="x", code="cells-full")
     with pytest.raises(ValidationError, match="needs detail"):
         Drop(stage="allocation", item_id="x", code="near-duplicate")
     with pytest.raises(ValidationError, match="takes no detail"):
@@ -77,7 +77,8 @@ def test_the_build_report_is_made_from_the_records(tmp_path):
     from tasks.release.writers import write_build_report
 
     drops = [Drop(stage="grounding", item_id="q1", code="names-answer"),
-             Drop(stage="allocation", item_id="q2", code="near-duplicate", detail="q0 (text:ja, jaccard=0.91)")]
+             Drop(stage="allocation", item_id="q2", code="near-duplicate", detail="q0 (text:ja, jaccard=0.91)"),
+             Drop(stage="sources", item_id="q3", code="answer-disagrees", detail="en 2, es 2, fr 3")]
     pq.write_table(pa.Table.from_pylist(drop_rows(drops), schema=DROP_TABLE), tmp_path / "dropped.parquet")
     pq.write_table(pa.Table.from_pylist([{"gate": "fr: langid", "rejections": 3}, {"gate": "ja: script", "rejections": 1}],
                                         schema=GATE_TABLE), tmp_path / "gates.parquet")
@@ -89,8 +90,10 @@ def test_the_build_report_is_made_from_the_records(tmp_path):
                                 str(tmp_path / "unrealized.parquet"), counts, {"xqa": 2}, tmp_path)
     assert report == json.loads((tmp_path / "build_report.json").read_text())
     assert report["dropped"] == [{"id": "q1", "reason": "the question names its answer", "stage": "grounding"},
-                                 {"id": "q2", "reason": "near-duplicate of q0 (text:ja, jaccard=0.91)", "stage": "allocation"}]
-    assert report["dropped_by_reason"] == {"near-duplicate": 1, "the question names its answer": 1}
+                                 {"id": "q2", "reason": "near-duplicate of q0 (text:ja, jaccard=0.91)", "stage": "allocation"},
+                                 {"id": "q3", "reason": "its languages disagree on the answer (en 2, es 2, fr 3)", "stage": "sources"}]
+    assert report["dropped_by_reason"] == {"its languages disagree on the answer": 1, "near-duplicate": 1,
+                                           "the question names its answer": 1}
     assert report["gate_rejections"] == {"fr: langid": 3, "ja: script": 1}
     assert report["unrealized"] == {"en: no English pivot": 7, "fr: no translation in memory": 2}
     assert report["cells_short_of_quota"] == {"xqa/en": "1/2: sources, translation memory or concepts ran out (see dropped)"}

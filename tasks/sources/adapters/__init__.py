@@ -19,6 +19,7 @@ from pathlib import Path
 from schemas.records import SourceItem
 from tasks.sources.adapters._common import adapter
 from tasks.sources.adapters.beir import read_beir, read_beir_corpus
+from tasks.sources.adapters.casimedicos import read_casimedicos, read_casimedicos_cases
 from tasks.sources.adapters.cnmleqa import cnmleqa_tags, read_cnmleqa
 from tasks.sources.adapters.frenchmedmcqa import read_frenchmedmcqa
 from tasks.sources.adapters.igakuqa import read_igakuqa
@@ -46,9 +47,16 @@ ADAPTERS: dict[str, Adapter] = {
     "rumeddanet": read_rumeddanet,
     "cnmleqa": read_cnmleqa,
     "beir": read_beir,
+    "casimedicos": read_casimedicos,
 }
 
+# formats that drop some of their records while reading them (a parallel source's cases whose
+# languages cannot be paired): `(path, languages, **options) -> .items, .drops`; the sources
+# stage reads these, once, instead of ADAPTERS[format], and counts the drops (stage "sources")
+READERS_WITH_DROPS: dict[str, Callable] = {"casimedicos": read_casimedicos_cases}
+
 __all__ = [
-    "ADAPTERS", "cnmleqa_tags", "read_beir", "read_beir_corpus", "read_cnmleqa", "read_frenchmedmcqa",
+    "ADAPTERS", "READERS_WITH_DROPS", "cnmleqa_tags", "read_beir", "read_beir_corpus", "read_casimedicos", "read_casimedicos_cases",
+    "read_cnmleqa", "read_frenchmedmcqa",
     "read_igakuqa", "read_mmedbench_jsonl", "read_pubmedqa", "read_rumeddanet",
 ]

@@ -31,7 +31,7 @@ def tree(root):
 
 
 def evaluate(release, out, *extra):
-    return runner.invoke(app, ["evaluate", str(release), "--out", str(out), "-q", *extra])
+    return runner.invoke(app, ["evaluate", str(release), "-r", "bm25", "--out", str(out), "-q", *extra])
 
 
 def test_a_rerun_replaces_only_what_evaluate_wrote(release, tmp_path):
@@ -107,7 +107,7 @@ def test_concurrent_runs_into_one_folder_take_turns(release, tmp_path):
     t.start()
     held.wait(10)
     try:
-        proc = subprocess.Popen([sys.executable, "-m", "mmedbench.cli", "evaluate", str(release), "--out", str(out), "-q"],
+        proc = subprocess.Popen([sys.executable, "-m", "mmedbench.cli", "evaluate", str(release), "-r", "bm25", "--out", str(out), "-q"],
                                 cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, text=True,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         time.sleep(8)  # long enough to have scored the tiny release, were it not waiting

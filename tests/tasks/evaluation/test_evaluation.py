@@ -139,7 +139,8 @@ def test_the_language_gap_is_read_on_the_same_items(tiny):
     assert sorted(pivot_cells) == [("cd", "ja", "test"), ("xqa", "ja", "test")]  # no dev query has a pivot
     assert pivot_cells[("cd", "ja", "test")].run == "runs/bm25/cd-ja-pivot.trec"
     means = {(m.over, m.key): (m.cells, m.gap) for m in tiny["res"].gap_means}
-    assert means == {("task", "xqa"): (["xqa/ja"], 0.0), ("task", "cd"): (["cd/ja"], 1.0), ("all", "all"): (["xqa/ja", "cd/ja"], 0.5)}
+    assert means == {("task", "xqa"): (["xqa/ja"], 0.0), ("task", "cd"): (["cd/ja"], 1.0), ("lang", "ja"): (["xqa/ja", "cd/ja"], 0.5),
+                     ("all", "all"): (["xqa/ja", "cd/ja"], 0.5)}
     assert tiny["res"].pivotless == {}
 
 
@@ -193,7 +194,7 @@ def test_results_json_is_the_schema_and_names_its_inputs(tiny):
     assert str(tiny["base"]) not in (tiny["out"] / "results.json").read_text()  # no absolute paths
     # no cd query in dev: no tier picture for it
     assert sorted(p.name for p in (tiny["out"] / "figures").iterdir()) == [
-        "cd-tiers-bm25-test.png", "ndcg10-bm25-dev.png", "ndcg10-bm25-test.png", "pivot-gap-test.png"]
+        "cd-tiers-bm25-test.png", "gap-by-family-test.png", "ndcg10-bm25-dev.png", "ndcg10-bm25-test.png", "pivot-gap-test.png"]
     assert "xqa/ja/pivot-queries.jsonl" in res.inputs
 
 
@@ -206,9 +207,11 @@ def test_the_same_release_gives_byte_identical_results(tiny, tmp_path):
 # --- the command -------------------------------------------------------------------------------
 
 def test_the_command_writes_everything(tiny, tmp_path):
-    r = runner.invoke(app, ["evaluate", str(tiny["release"]), "--out", str(tmp_path / "res"), "--split", "test"])
+    r = runner.invoke(app, ["evaluate", str(tiny["release"]), "--out", str(tmp_path / "res"), "--split", "test",
+                            "--cache-dir", str(tmp_path / "cache")])
     assert r.exit_code == 0, r.output
-    assert "[5/5] bm25 evidence/en" in r.output  # progress: cells done
+    assert "[20/20] rrf-bm25-use-m-v3-q6 evidence/en" in r.output  # progress: cells done, four default systems
+    assert "use-m-v3-q6: encoded 4/4 documents of xqa corpus" in r.output  # and documents as they are encoded
     assert (tmp_path / "res" / "results.md").exists() and (tmp_path / "res" / "runs" / "bm25" / "cd-ja.trec").exists()
 
 
@@ -266,7 +269,7 @@ def test_evaluate_never_imports_prefect(tiny, tmp_path):
     from tests.conftest import ROOT
 
     code = ("import sys; from typer.testing import CliRunner; from mmedbench.cli import app; "
-            f"r = CliRunner().invoke(app, ['evaluate', {str(tiny['release'])!r}, '--out', {str(tmp_path / 'o')!r}, '-q']); "
+            f"r = CliRunner().invoke(app, ['evaluate', {str(tiny['release'])!r}, '-r', 'bm25', '--out', {str(tmp_path / 'o')!r}, '-q']); "
             "assert r.exit_code == 0, r.output; print(sorted(m for m in sys.modules if m.split('.')[0] in ('prefect', 'torch')))")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300,
                          env={**__import__("os").environ, "PYTHONPATH": str(ROOT)})

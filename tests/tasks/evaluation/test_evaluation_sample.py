@@ -43,13 +43,14 @@ def test_the_sample_release_is_scored_in_all_18_cells(sample_build, tmp_path):
 
 def test_a_build_that_evaluates_itself_shows_the_table_on_its_card(sample_build, tmp_path):
     from flows.build_release import build_release_flow
+    from tasks.evaluation.systems import DEFAULT_SYSTEMS
 
     result = build_release_flow(str(SAMPLE_CONFIG), release_dir=str(tmp_path / "releases"),
-                                work_dir=str(sample_build["base"] / "work"), evaluate=["bm25"])
+                                work_dir=str(sample_build["base"] / "work"), evaluate=list(DEFAULT_SYSTEMS))
     assert isinstance(result, dict), result
     release = tmp_path / "releases" / "0.1.0"
     manifest = json.loads((release / "manifest.json").read_text())
-    assert manifest["config"]["evaluation"]["retrievers"] == ["bm25"]
+    assert manifest["config"]["evaluation"]["retrievers"] == ["bm25", "minilm", "use-m", "hybrid:bm25+use-m"]
     assert "evaluation/results.json" in manifest["files"] and "evaluation/runs/bm25/cd-ja.trec" in manifest["files"]
     inside = EvaluationResults.model_validate_json((release / "evaluation" / "results.json").read_text())
     assert inside.build_id == manifest["build_id"]
@@ -62,10 +63,22 @@ def test_a_build_that_evaluates_itself_shows_the_table_on_its_card(sample_build,
     g = next(g for g in inside.pivot_gaps if (g.task, g.lang) == ("cd", "fr"))
     assert f"| bm25 | cd/fr | {g.queries} of {g.cell_queries} | {g.native:.3f} [" in gaps
     assert "](evaluation/figures/pivot-gap-test.png)" in gaps and "evaluation/figures/pivot-gap-test.png" in manifest["files"]
+    # the card leads with every family's gap, each cell's separation label and their picture
+    lead = card.split("## Language gap by system family", 1)[1].split("## Retrieval baselines")[0]
+    assert card.index("## Language gap by system family") < card.index("## Retrieval baselines")
+    for g in inside.pivot_gaps:
+        family = next(r.family for r in inside.retrievers if r.name == g.retriever)
+        assert f"| {g.task}/{g.lang} | {family} | {g.retriever} | {g.native:.3f} [" in lead
+    assert sorted((s.task, s.lang) for s in inside.separations) == sorted(
+        (t, l) for t in ("xqa", "cd", "evidence") for l in ("zh", "ja", "fr", "ru", "es"))
+    for s in inside.separations:
+        assert s.reading in lead and s.separates == (s.contrasts[0].interval.low > 0)
+    assert "](evaluation/figures/gap-by-family-test.png)" in lead
+    assert "evaluation/figures/gap-by-family-test.png" in manifest["files"]
     assert audit_release(release).passed
     # anyone re-evaluating the published release gets the very bytes the card was made from
     again = tmp_path / "again"
-    evaluate_release(release, ["bm25"], again)
+    evaluate_release(release, list(DEFAULT_SYSTEMS), again, threads=1, cache_dir=sample_build["base"] / "work" / "embeddings")
     assert (again / "results.json").read_bytes() == (release / "evaluation" / "results.json").read_bytes()
     # and a card never shows a table from another build
     assert "## Retrieval baselines" not in (sample_build["release"] / "README.md").read_text()

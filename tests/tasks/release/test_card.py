@@ -101,11 +101,12 @@ def test_sample_card(sample_build):
             "(queries: terminology 9) | 9 | - | **fewer than 100 test queries** |\n") in card
     for line in ["| cd/ru | telling a concept named in Russian from 3 look-alike concepts, among their English entries "
                  "(queries: human-translated 9) | 9 | - | **fewer than 100 test queries** |",
-                 "| evidence/es | finding its source's own evidence passage (in the source's language) for a question asked in Spanish "
-                 "(queries: human-translated 4, native 2; gold: 6 source passages, 0 concept entries) | 6 | - | "
-                 "**fewer than 100 test queries** |",
+                 "| evidence/es | finding the English evidence passage that answers a question asked in Spanish "
+                 "(queries: human-translated 4, native 2; gold: 6 source passages, 0 concept entries; English pivots: 6 of 6) "
+                 "| 6 | - | **fewer than 100 test queries** |",
                  "| xqa/ja | finding the English answer passage of a question asked in Japanese (queries: human-translated 2, "
-                 "native 4; gold: 6 source passages, 0 concept entries) | 6 | - | **fewer than 100 test queries** |"]:
+                 "native 4; gold: 6 source passages, 0 concept entries; English pivots: 6 of 6) | 6 | - | "
+                 "**fewer than 100 test queries** |"]:
         assert f"\n{line}\n" in card, line
     assert "Gargano MA et al. The Human Phenotype Ontology in 2024" in card
     # the sample's memory lacks 21 pivots per language (20 in Japanese); no text fails a gate

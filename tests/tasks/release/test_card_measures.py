@@ -48,7 +48,11 @@ def test_measures_lines(tmp_path):
     _qrels(tmp_path, "xqa/en", ["pubmed-1-long", "C0000001", "pubmed-2-long"])
     _qrels(tmp_path, "evidence/ru", ["rumeddanet-1"])
     lines = measures(_manifest([]), tmp_path, {"xqa/en": 1000, "evidence/ru": 1564, "xqa/fr": 3104})
-    assert lines[4:] == [
+    assert lines[4] == ("Every evidence cell is cross-lingual in one way: its queries in the cell's language, its corpus the English "
+                        "evidence passages of every evidence source, and every non-English query has its English pivot. A "
+                        "source whose gold passages are not English (RuMedDaNet's Russian contexts) measures monolingual "
+                        "retrieval and is not an evidence source of this design.")
+    assert lines[6:] == [
         "| cell | measures | test queries | bm25 nDCG@10 (test) ± 95% half-width | note |",
         "|---|---|---:|---:|---|",
         "| cd/fr | telling a concept named in French from 3 look-alike concepts, among their English entries "
@@ -57,7 +61,7 @@ def test_measures_lines(tmp_path):
         "translation: no machine-translation engine is reachable offline and no translation memory is configured |",
         "| evidence/fr | nothing: empty | 0 | - | empty: no evidence source in French; no translation: no "
         "machine-translation engine is reachable offline and no translation memory is configured |",
-        "| evidence/ru | finding its source's own evidence passage (in the source's language) for a question asked in Russian "
+        "| evidence/ru | finding the English evidence passage that answers a question asked in Russian "
         "(queries: native 35; gold: 1 source passages, 0 concept entries) | 29 | 0.547 ± 0.150 | "
         "**fewer than 100 test queries** |",
         "| xqa/en | finding the English answer passage of a question asked in English (queries: human-translated 2, "
@@ -69,14 +73,30 @@ def test_measures_lines(tmp_path):
     ]
 
 
+def test_an_evidence_cell_says_its_sources_and_pivots(tmp_path):
+    _qrels(tmp_path, "evidence/es", ["casimedicos-exp-1", "casimedicos-exp-2", "pubmed-3-0"])
+    (tmp_path / "evidence" / "es" / "queries.jsonl").write_text("".join(
+        json.dumps({"_id": i}) + "\n" for i in ("casimedicos-dev-001", "casimedicos-test-002", "pubmedqa-3")))
+    manifest = {"languages": {"es": {"name": "Spanish"}}, "config": {"tasks": {"cd": {"distractors": 3}}, "translation": {"memory": []}},
+                "cells": {"evidence/es": {"queries": 3, "dev_queries": 1, "provenance": {"native": 2, "human-translated": 1},
+                                          "pivots": {"queries": 3, "of": 3, "provenance": {"human-translated": 3}}}}}
+    (row,) = measures(manifest, tmp_path)[8:-1]
+    assert row == (
+        "| evidence/es | finding the English evidence passage that answers a question asked in Spanish (queries: "
+        "human-translated 1, native 2; gold: 3 source passages, 0 concept entries; English pivots: 3 of 3). From: CasiMedicos "
+        "clinical cases with their question (Spanish MIR exam; Spanish original, French translation); gold: the doctors' "
+        "English explanation of the case (2); PubMedQA questions; gold: their abstract's sections and conclusion (1) | 2 | - | "
+        "**fewer than 100 test queries** |")
+
+
 def test_flag_is_strictly_under_100_test_queries(tmp_path):
     m = _manifest([])
     m["cells"] = {"cd/fr": {"queries": 110, "dev_queries": 10, "provenance": {"terminology": 110}},
                   "cd/ru": {"queries": 110, "dev_queries": 11, "provenance": {"terminology": 110}}}
     lines = measures(m, tmp_path, {})
-    assert lines[2].startswith("Per cell:") and lines[4].endswith("| baseline (none: the build did not evaluate itself) | note |")
-    assert lines[6].endswith("| 100 | - | - |")  # 100 test queries: not flagged
-    assert lines[7].endswith("| 99 | - | **fewer than 100 test queries** |")
+    assert lines[2].startswith("Per cell:") and lines[6].endswith("| baseline (none: the build did not evaluate itself) | note |")
+    assert lines[8].endswith("| 100 | - | - |")  # 100 test queries: not flagged
+    assert lines[9].endswith("| 99 | - | **fewer than 100 test queries** |")
 
 
 def test_empty_reasons_follow_the_facts():

@@ -62,7 +62,8 @@ def line_of(path: Path, needle: str) -> int:
 
 
 def test_registry_names_and_signature():
-    assert set(ADAPTERS) == {"sample-jsonl", "mmedbench-jsonl", "pubmedqa", "igakuqa", "frenchmedmcqa", "rumeddanet", "cnmleqa", "beir"}
+    assert set(ADAPTERS) == {"sample-jsonl", "mmedbench-jsonl", "pubmedqa", "igakuqa", "frenchmedmcqa", "rumeddanet", "cnmleqa", "beir",
+                             "casimedicos"}
     for name, fn in ADAPTERS.items():
         assert callable(fn) and isinstance(fn.options, tuple), name
         assert "task" in fn.options or name == "sample-jsonl"
