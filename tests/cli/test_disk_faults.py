@@ -297,12 +297,12 @@ def test_evaluate_on_a_full_disk_names_its_results_folder(release_copy, tmp_path
 
     mnt = tmp_path / "mnt"
     with small_fs(mnt, "300k"):
-        r = CliRunner().invoke(app, ["evaluate", str(release_copy), "--out", str(mnt / "out"), "-q"])
+        r = CliRunner().invoke(app, ["evaluate", str(release_copy), "-r", "bm25", "--out", str(mnt / "out"), "-q"])
         assert r.exit_code == 2, r.output
         assert [l for l in r.output.splitlines() if l.startswith("error: ")] == [
             f"error: {mnt}/out: disk full (No space left on device) while writing results (nothing in {mnt}/out changed); "
             "free some space and run the same command again"]
         assert list(mnt.iterdir()) == []  # no build folder, no lock
         _run("mount", "-o", "remount,size=16m", str(mnt))
-        r = CliRunner().invoke(app, ["evaluate", str(release_copy), "--out", str(mnt / "out"), "-q"])
+        r = CliRunner().invoke(app, ["evaluate", str(release_copy), "-r", "bm25", "--out", str(mnt / "out"), "-q"])
         assert r.exit_code == 0 and (mnt / "out" / "results.json").is_file(), r.output

@@ -25,14 +25,14 @@ def test_sigterm_stops_add_language(sample_build, tmp_path):
 
 def test_ctrl_c_while_evaluate_moves_its_results_in(tmp_path):
     release, out = make_tiny_release(tmp_path / "release"), tmp_path / "results"
-    assert finish(cli("evaluate", str(release), "--out", str(out), "-q"))[0] == 0
+    assert finish(cli("evaluate", str(release), "-r", "bm25", "--out", str(out), "-q"))[0] == 0
     first = tree(out)
     # the second run is stopped with the first one's results removed and its own not yet in
-    rc, stdout, err = stop(held_cli("evaluate:moving", tmp_path, "evaluate", str(release), "--out", str(out), "-q"),
+    rc, stdout, err = stop(held_cli("evaluate:moving", tmp_path, "evaluate", str(release), "-r", "bm25", "--out", str(out), "-q"),
                            signal.SIGINT, group=True)
     assert (rc, stdout, err.splitlines()) == (130, "", [f"interrupted (SIGINT): {out} holds no complete new results; run the same command again"])
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []  # no build folder, no lock
     assert not (out / "results.json").exists()  # what is left does not look complete
-    rc, _o, err = finish(cli("evaluate", str(release), "--out", str(out), "-q"))
+    rc, _o, err = finish(cli("evaluate", str(release), "-r", "bm25", "--out", str(out), "-q"))
     assert rc == 0, err
     assert tree(out) == first

@@ -107,12 +107,12 @@ def test_atomic_write_gives_the_mode_open_would(tmp_path, umask, mode):
 @pytest.mark.slow
 def test_evaluate_refuses_a_cache_dir_inside_the_release_and_writes_world_readable_files(release_copy, tmp_path):
     before = _tree(release_copy)
-    r = CliRunner().invoke(app, ["evaluate", str(release_copy), "--out", str(tmp_path / "out"), "--cache-dir",
+    r = CliRunner().invoke(app, ["evaluate", str(release_copy), "-r", "bm25", "--out", str(tmp_path / "out"), "--cache-dir",
                                  str(release_copy / "cache"), "-q"])
     assert r.exit_code == 2 and len(_errors(r.output)) == 1 and "field '--cache-dir': is inside the release folder" in r.output
     old = os.umask(0o022)
     try:
-        r = CliRunner().invoke(app, ["evaluate", str(release_copy), "--out", str(tmp_path / "out"), "-q"])
+        r = CliRunner().invoke(app, ["evaluate", str(release_copy), "-r", "bm25", "--out", str(tmp_path / "out"), "-q"])
     finally:
         os.umask(old)
     assert r.exit_code == 0, r.output
