@@ -425,15 +425,15 @@ def write_card(manifest: dict, report: dict, out_dir: Path, source_items: dict[s
               "Every key concept (UMLS CUI) and every query belongs to exactly one cell (task x language); "
               "`mmedbench audit` re-checks this and every other property from this folder alone.", ""]
     lines += _cells(manifest)
+    results = out_dir / "evaluation" / "results.json"
+    if results.exists():  # `build --evaluate`: scored from this very folder, before the card; the
+        from tasks.evaluation.report import card_section  # family table leads, right after the counts
+
+        lines += card_section(results, manifest["build_id"]) + [""]
     lines += measures(manifest, out_dir, source_items)
     lines += _provenance(manifest)
     lines += _pivots(manifest)
     lines += _tiers(sims, cfg["tasks"]["cd"]["distractors"])
-    results = out_dir / "evaluation" / "results.json"
-    if results.exists():  # `build --evaluate`: scored from this very folder, before the card
-        from tasks.evaluation.report import card_section
-
-        lines += card_section(results, manifest["build_id"]) + [""]
     lines += _loading(manifest)
     lines += _dropped(report)
     lines += _licences(rows)
