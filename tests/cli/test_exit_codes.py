@@ -13,7 +13,7 @@ from common.errors import AuditFailedError, ConflictError, InputError
 from tests.conftest import ROOT
 
 DEFINED = {errors.EXIT_OK: "success", errors.EXIT_AUDIT_FAILED: "the audit failed", errors.EXIT_INPUT: "a user's input error",
-           errors.EXIT_CONFLICT: "a conflict: a different release of the same version", errors.EXIT_BUG: "a bug"}
+           errors.EXIT_CONFLICT: "a conflict", errors.EXIT_BUG: "a bug"}
 
 
 def _readme_table() -> dict[int, str]:
