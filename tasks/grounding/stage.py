@@ -276,6 +276,58 @@ def answer_concepts(options: list[dict], named: list[str | None], question_cuis:
     return answers, sorted(set(negatives)), None
 
 
+# what an item's key concepts are (a source's `key_concepts`, carried on its items): "text", every
+# concept its text or pivot names; "answer", what it asks about, the concepts its correct options name
+KEY_TEXT, KEY_ANSWER = "text", "answer"
+
+
+def uses_options(item: dict) -> bool:
+    """Pure: are the item's options grounded? Where they are its gold (no passages), and where
+    they say what it asks about (`key_concepts` "answer"); an item whose source gives gold
+    passages and asks about its text does not need them."""
+    return bool(item.get("options")) and (not item["passage_ids"] or item.get("key_concepts") == KEY_ANSWER)
+
+
+def correct_concepts(options: list[dict], named: list[str | None], group_of: dict[str, str],
+                     key_groups: set[str]) -> tuple[list[str], str | None]:
+    """Pure: (the concepts the correct options name, None) or ([], why there are none: no correct
+    option names a concept as a whole, or one names a concept outside the key groups)."""
+    answers = []
+    for opt, cui in zip(options, named):
+        if opt["correct"]:
+            if cui is None:
+                return [], NO_ANSWER_CONCEPT
+            answers.append(cui)
+    if not answers:
+        return [], NO_ANSWER_CONCEPT
+    if any(group_of.get(c) not in key_groups for c in answers):
+        return [], ANSWER_NOT_KEY
+    return sorted(set(answers)), None
+
+
+def item_keys(mode: str, text_keys: list[str], has_passages: bool, options: list[dict], named: list[str | None],
+              question_cuis: set[str], group_of: dict[str, str], key_groups: set[str],
+              defined: set[str]) -> tuple[list[str], list[str], list[str], str | None]:
+    """Pure: (key CUIs, answer CUIs, hard-negative CUIs, why no gold passage or None).
+
+    "text": the key concepts are every key-group concept the text or pivot names (`text_keys`),
+    with the answers' concepts for an item whose options are its gold. "answer": only the
+    concepts its correct options name: a clinical case names every finding of the patient's
+    history (pain, fever), but asks about one thing; its history's concepts are not what
+    it is about, and owning them would keep every other case naming pain out of the cell.
+    An item with gold passages keeps them (its answers are not its gold: answer CUIs empty);
+    one whose correct options name no key concept gets the typed reason and no key concept."""
+    if mode == KEY_ANSWER and has_passages:
+        keys, why = correct_concepts(options, named, group_of, key_groups)
+        return keys, [], [], why
+    if not options or has_passages:
+        return text_keys, [], [], None
+    answers, negatives, no_passage = answer_concepts(options, named, question_cuis, group_of, key_groups, defined)
+    # the answer is what the question is about: with "text", beside what its text names
+    keys = answers if mode == KEY_ANSWER else sorted(set(text_keys) | set(answers))
+    return keys, answers, negatives, no_passage
+
+
 def _args(vocab: dict, languages: dict[str, dict], code: str, cache_root: str, threshold: float, window: int) -> tuple:
     return (vocab["atoms_by_lang"][code], json.dumps(languages[code], sort_keys=True), cache_root, threshold, window)
 
@@ -493,7 +545,7 @@ def _requests(items: list[dict]) -> list[tuple[str, str]]:
         requests.append((it["lang"], it["text"]))
         if it["lang"] != "en" and it["pivot"]:
             requests.append(("en", it["pivot"]))
-        requests += [("en", o["pivot"]) for o in it.get("options") or [] if o["pivot"]]
+        requests += [("en", o["pivot"]) for o in (it["options"] if uses_options(it) else []) if o["pivot"]]
     return requests
 
 
@@ -505,15 +557,13 @@ def _item_concepts(it: dict, mentions: dict, named, group_of: dict[str, str], de
         pivot = native
     else:
         pivot = mentions[("en", it["pivot"])] if it["pivot"] else []
-    keys = key_concepts(native + pivot, group_of, key_groups, params.min_score)
-    answers, negatives, no_passage = [], [], None
-    options = it.get("options") or []
-    if options:
-        # an option's English text first (the richest vocabulary), else its own
-        concepts = [(named("en", o["pivot"]) if o["pivot"] else None) or named(it["lang"], o["text"]) for o in options]
-        answers, negatives, no_passage = answer_concepts(options, concepts, {m["cui"] for m in native + pivot},
-                                                         group_of, key_groups, defined)
-        keys = sorted(set(keys) | set(answers))  # the answer is what the question is about
+    text_keys = key_concepts(native + pivot, group_of, key_groups, params.min_score)
+    options = it["options"] if uses_options(it) else []
+    # an option's English text first (the richest vocabulary), else its own
+    concepts = [(named("en", o["pivot"]) if o["pivot"] else None) or named(it["lang"], o["text"]) for o in options]
+    keys, answers, negatives, no_passage = item_keys(it.get("key_concepts") or KEY_TEXT, text_keys, bool(it["passage_ids"]),
+                                                     options, concepts, {m["cui"] for m in native + pivot}, group_of,
+                                                     key_groups, defined)
     return native, pivot, keys, answers, negatives, no_passage
 
 
@@ -539,7 +589,7 @@ def ground_shard(shard: str, corpus: dict[str, str], vocab: dict, params, cache_
         return option_concept(text, mentions[(code, text)], params.min_score, stopwords[code])
 
     # an option's own text is grounded only when its English text names nothing
-    second = [(it["lang"], o["text"]) for it in items for o in it.get("options") or []
+    second = [(it["lang"], o["text"]) for it in items for o in (it["options"] if uses_options(it) else [])
               if not (o["pivot"] and named("en", o["pivot"]))]
     mentions.update(ground_texts([r for r in second if r not in mentions], vocab, languages, threshold, window, cache_root))
     if stats is not None:
