@@ -12,7 +12,7 @@ import pytest
 from common.parquet import write_parquet
 from tasks.allocation.stage import grounding_verdict
 from tasks.grounding.stage import (
-    ANSWER_NOT_KEY, NAMES_ANSWER, NO_ANSWER_CONCEPT, correct_concepts, ground_shard, item_keys, uses_options,
+    ANSWER_NOT_KEY, NAMES_ANSWER, NO_ANSWER_CONCEPT, answer_keys, asked_about, ground_shard, item_keys, option_requests,
 )
 from tests.tasks.grounding.test_grounding_matchers import _lang
 from tests.tasks.release.test_xqa_answers import tiny_vocab  # noqa: F401  (a fixture)
@@ -29,54 +29,59 @@ def opts(*correct: bool) -> list[dict]:
 # ------------------------------------------------------------------------------ the pure choice
 
 
-def test_text_keys_are_what_the_text_names_and_the_options_of_a_case_do_not_count():
-    # a case with its explanation as gold: its options say nothing with "text"
-    assert item_keys("text", ["C2", "C3"], True, opts(True, False), ["C1", "C3"], {"C2", "C3"}, GROUPS, KEY, DEFINED) == (
-        ["C2", "C3"], [], [], None)
+def m(cui: str, score: float = 1.0) -> dict:
+    return {"cui": cui, "score": score, "start": 0, "end": 1, "text": "x"}
+
+
+def keys(mode, text_keys, has_passages, options, named, correct=(), question=frozenset()):
+    return item_keys(mode, text_keys, has_passages, options, named, list(correct), set(question), GROUPS, KEY, DEFINED, 0.8)
+
+
+def test_text_keys_are_what_the_text_names_and_a_cases_options_do_not_count():
+    # a case with its explanation as gold: its options (and its answer's mentions) say nothing with "text"
+    assert keys("text", ["C2", "C3"], True, [], [], correct=[m("C1")]) == (["C2", "C3"], [], [], None)
     # an exam item (its options are its gold): the text's concepts and the answer's
-    assert item_keys("text", ["C2"], False, opts(True, False), ["C1", "C3"], {"C2"}, GROUPS, KEY, DEFINED) == (
-        ["C1", "C2"], ["C1"], ["C3"], None)
-    assert item_keys("text", ["C2"], True, [], [], {"C2"}, GROUPS, KEY, DEFINED) == (["C2"], [], [], None)
+    assert keys("text", ["C2"], False, opts(True, False), ["C1", "C3"], question={"C2"}) == (["C1", "C2"], ["C1"], ["C3"], None)
 
 
-def test_answer_keys_are_the_correct_options_concepts_only():
-    # a case with its explanation as gold: key = the answer, gold stays the explanation (no answer CUIs)
-    assert item_keys("answer", ["C2", "C3"], True, opts(False, True, True), ["C3", "C1", "C2"], {"C2", "C3"}, GROUPS, KEY,
-                     DEFINED) == (["C1", "C2"], [], [], None)
-    # its case naming the answer is no reason to drop it (the gold is the explanation, not the entry)
-    assert item_keys("answer", ["C1"], True, opts(True, False), ["C1", None], {"C1"}, GROUPS, KEY, DEFINED) == (
-        ["C1"], [], [], None)
-    # an exam item: key = the answer, not beside the text's concepts; gold and negatives as with "text"
-    assert item_keys("answer", ["C2"], False, opts(True, False), ["C1", "C3"], {"C2"}, GROUPS, KEY, DEFINED) == (
-        ["C1"], ["C1"], ["C3"], None)
+def test_answer_keys_are_what_the_correct_options_name_only():
+    # a case: key = every key-group concept its correct options mention (not the text's), gold
+    # stays the explanation (no answer CUIs); the case naming it is no reason to drop it
+    assert keys("answer", ["C2", "C3"], True, [], [], correct=[m("C3"), m("C1"), m("C8"), m("C1")], question={"C3"}) == (
+        ["C1", "C3"], [], [], None)
+    # a mention below min_score does not count
+    assert keys("answer", ["C2"], True, [], [], correct=[m("C1"), m("C3", 0.79)]) == (["C1"], [], [], None)
+    # an exam item: key = its answer's concept, not beside the text's; gold and negatives as with "text"
+    assert keys("answer", ["C2"], False, opts(True, False), ["C1", "C3"], question={"C2"}) == (["C1"], ["C1"], ["C3"], None)
 
 
 def test_an_answer_naming_no_key_concept_leaves_no_key_and_says_why():
-    case = dict(text_keys=["C2", "C3"], has_passages=True, question_cuis={"C2", "C3"}, group_of=GROUPS, key_groups=KEY,
-                defined=DEFINED)
-    assert item_keys("answer", options=opts(True, False), named=[None, "C1"], **case) == ([], [], [], NO_ANSWER_CONCEPT)
-    assert item_keys("answer", options=opts(True, True), named=["C1", None], **case) == ([], [], [], NO_ANSWER_CONCEPT)
-    assert item_keys("answer", options=opts(True, False), named=["C8", "C1"], **case) == ([], [], [], ANSWER_NOT_KEY)
-    assert item_keys("answer", options=[], named=[], **case) == ([], [], [], NO_ANSWER_CONCEPT)
-    assert item_keys("answer", options=opts(False, False), named=["C1", "C2"], **case) == ([], [], [], NO_ANSWER_CONCEPT)
+    assert keys("answer", ["C2", "C3"], True, [], [], correct=[]) == ([], [], [], NO_ANSWER_CONCEPT)
+    assert keys("answer", ["C2", "C3"], True, [], [], correct=[m("C1", 0.5)]) == ([], [], [], NO_ANSWER_CONCEPT)
+    assert keys("answer", ["C2", "C3"], True, [], [], correct=[m("C8")]) == ([], [], [], ANSWER_NOT_KEY)
     # an exam item keeps every reason of answer_concepts, and no text concept stands in
-    assert item_keys("answer", ["C1", "C2"], False, opts(True, False), ["C1", "C3"], {"C1"}, GROUPS, KEY, DEFINED) == (
-        [], [], [], NAMES_ANSWER)
+    assert keys("answer", ["C1", "C2"], False, opts(True, False), ["C1", "C3"], question={"C1"}) == ([], [], [], NAMES_ANSWER)
+    assert keys("answer", ["C1", "C2"], False, opts(True, False), [None, "C3"]) == ([], [], [], NO_ANSWER_CONCEPT)
 
 
-def test_correct_concepts_are_sorted_and_unique():
-    assert correct_concepts(opts(True, True, False), ["C2", "C1", "C3"], GROUPS, KEY) == (["C1", "C2"], None)
-    assert correct_concepts(opts(True, True), ["C2", "C2"], GROUPS, KEY) == (["C2"], None)
-    assert correct_concepts(opts(True, True), ["C2", "C8"], GROUPS, KEY) == ([], ANSWER_NOT_KEY)
+def test_answer_keys_are_sorted_unique_and_confident():
+    assert answer_keys([m("C2"), m("C1"), m("C2")], GROUPS, KEY, 0.8) == (["C1", "C2"], None)
+    assert answer_keys([m("C2", 0.8)], GROUPS, KEY, 0.8) == (["C2"], None)
+    assert answer_keys([m("C2", 0.79)], GROUPS, KEY, 0.8) == ([], NO_ANSWER_CONCEPT)
+    assert answer_keys([m("C8"), m("C9")], GROUPS, KEY, 0.8) == ([], ANSWER_NOT_KEY)
 
 
-def test_options_are_grounded_where_they_are_gold_or_say_what_is_asked():
-    case = {"passage_ids": ["p"], "options": opts(True)}
-    assert uses_options({**case, "key_concepts": "answer"}) is True
-    assert uses_options({**case, "key_concepts": "text"}) is False
-    assert uses_options(case) is False  # shards without the column: "text"
-    assert uses_options({"passage_ids": [], "options": opts(True), "key_concepts": "text"}) is True
-    assert uses_options({"passage_ids": ["p"], "options": [], "key_concepts": "answer"}) is False
+def test_which_option_texts_are_grounded():
+    o = [{"text": "Uno.", "pivot": "One.", "correct": False}, {"text": "Dos.", "pivot": "Two.", "correct": True},
+         {"text": "Tres.", "pivot": None, "correct": True}]
+    case = {"lang": "es", "passage_ids": ["p"], "options": o}
+    assert option_requests({**case, "key_concepts": "answer"}) == [("en", "Two."), ("es", "Dos."), ("es", "Tres.")]
+    assert asked_about({**case, "key_concepts": "answer"}) is True
+    assert option_requests({**case, "key_concepts": "text"}) == [] and asked_about({**case, "key_concepts": "text"}) is False
+    assert option_requests(case) == []  # shards without the column: "text"
+    exam = {"lang": "es", "passage_ids": [], "options": o}
+    assert option_requests({**exam, "key_concepts": "answer"}) == option_requests(exam) == [("en", "One."), ("en", "Two.")]
+    assert asked_about({**exam, "key_concepts": "answer"}) is False
 
 
 # ------------------------------------------------------------------------------ the stage
@@ -94,8 +99,10 @@ def test_ground_shard_keys_a_case_by_its_answer(tiny_vocab, tmp_path):  # noqa: 
         case(2, "text", history, opts_, "p-fabry"),  # the same case keyed by its history
         case(3, "answer", history, opts_, "p-fever"),  # the explanation names the fever only: unanswerable
         case(4, "text", history, opts_, "p-fever"),
-        case(5, "answer", history, [("Blood culture", True), ("Gout", False)], "p-fabry"),  # names nothing as a whole
+        case(5, "answer", history, [("Blood culture", True), ("Gout", False)], "p-fabry"),  # names no concept
         case(6, "answer", history, [("Migraine", True), ("Gout", False)], "p-fabry"),  # outside the key groups
+        # a phrase: every key concept it mentions (not named as a whole: the gold is the explanation)
+        case(7, "answer", history, [("Gout", False), ("Treat the gout and the Fabry disease", True)], "p-gout"),
     ]
     schema = pa.schema([("id", pa.string()), ("task", pa.string()), ("lang", pa.string()), ("text", pa.string()),
                         ("pivot", pa.string()), ("passage_ids", pa.list_(pa.string())),
@@ -104,9 +111,9 @@ def test_ground_shard_keys_a_case_by_its_answer(tiny_vocab, tmp_path):  # noqa: 
     shard = tmp_path / "items-00000.parquet"
     write_parquet(pa.Table.from_pylist(items, schema=schema), shard)
     corpus = tmp_path / "corpus-evidence.parquet"
-    write_parquet(pa.table({"id": ["p-fabry", "p-fever"], "title": ["", ""],
+    write_parquet(pa.table({"id": ["p-fabry", "p-fever", "p-gout"], "title": ["", "", ""],
                             "text": ["Pain in the hands of a boy is Fabry disease until proven otherwise.",
-                                     "The fever is not the clue here."]}), corpus)
+                                     "The fever is not the clue here.", "Gout comes first."]}), corpus)
     from schemas.parameters import GroundingParameters
 
     langs = {"en": _lang("en").model_dump(mode="json")}
@@ -120,6 +127,7 @@ def test_ground_shard_keys_a_case_by_its_answer(tiny_vocab, tmp_path):  # noqa: 
         "e4": (["C0000003", "C0000004"], True, [], None),
         "e5": ([], False, [], NO_ANSWER_CONCEPT),
         "e6": ([], False, [], ANSWER_NOT_KEY),
+        "e7": (["C0000001", "C0000005"], True, [], None),
     }
 
 
