@@ -107,6 +107,9 @@ SourceFormat = Literal["sample-jsonl", "mmedbench-jsonl", "pubmedqa", "igakuqa",
                        "casimedicos"]
 
 
+KeyConcepts = Literal["text", "answer"]
+
+
 # A licence as the Hugging Face Hub names it (https://hf.co/docs/hub/repositories-licenses):
 # "apache-2.0", "cc-by-4.0", "mit", "other", ... Stated in the config for sources whose format
 # does not fix their origin (sample-jsonl, mmedbench-jsonl, beir, memories); the dataset card shows it.
@@ -118,6 +121,10 @@ class SourceConfig(_Model):
     path: str
     options: dict[str, Any] = {}  # adapter options, docs/sources.md
     licence: LicenceId | None = None  # None: the format's known licence (tasks/release/licences.py), else unknown
+    # what an item's key concepts (its zero-overlap ownership and answerability) are: "text", every
+    # concept its text names; "answer", the concepts its correct options name (a clinical case asks
+    # about its answer, not every finding of its history; docs/sources.md, "Key concepts")
+    key_concepts: KeyConcepts = "text"
 
 
 class BackgroundConfig(_Model):

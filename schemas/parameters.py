@@ -73,7 +73,7 @@ class VocabularyParameters(Parameters):
 
 
 class SourcesParameters(Parameters):
-    sources: list[dict[str, Any]]  # format, path, options
+    sources: list[dict[str, Any]]  # format, path, options, key_concepts
     background: list[dict[str, str]]  # task, path
     languages: list[str]
     shard_size: int
@@ -81,7 +81,8 @@ class SourcesParameters(Parameters):
     @classmethod
     def derive(cls, loaded, request):
         cfg = loaded.config
-        return cls(sources=[{"format": s.format, "path": str(loaded.resolve(s.path)), "options": s.options} for s in cfg.sources],
+        return cls(sources=[{"format": s.format, "path": str(loaded.resolve(s.path)), "options": s.options, "key_concepts": s.key_concepts}
+                                for s in cfg.sources],
                    background=[{"task": b.task, "path": str(loaded.resolve(b.path))} for b in cfg.background],
                    languages=cfg.languages, shard_size=cfg.build.shard_size)
 

@@ -251,13 +251,14 @@ def _realizations(realized: list[str]) -> tuple[dict[str, dict[str, Realization]
 
 
 def grounding_verdict(item: dict, grounding: dict) -> Drop | None:
-    """Pure: None to keep the item, else why grounding left it without a gold passage."""
+    """Pure: None to keep the item, else why grounding left it without a gold passage (or,
+    first, without key concepts: a case whose correct answer names none, key_concepts "answer")."""
+    if grounding.get("no_passage"):
+        return Drop(stage="grounding", item_id=item["id"], code=grounding["no_passage"])
     if item["task"] == "evidence" and not grounding["answerable"]:
         # evidence must be quality-assured (DESIGN §1); an exam question's answer passage
         # (the correct option) rarely names the question's concept, and need not
         return Drop(stage="grounding", item_id=item["id"], code="unanswerable")
-    if grounding.get("no_passage"):
-        return Drop(stage="grounding", item_id=item["id"], code=grounding["no_passage"])
     return None
 
 

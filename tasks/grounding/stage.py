@@ -276,6 +276,71 @@ def answer_concepts(options: list[dict], named: list[str | None], question_cuis:
     return answers, sorted(set(negatives)), None
 
 
+# what an item's key concepts are (a source's `key_concepts`, carried on its items): "text", every
+# concept its text or pivot names; "answer", what it asks about, the concepts its correct options name
+KEY_TEXT, KEY_ANSWER = "text", "answer"
+
+
+def asked_about(item: dict) -> bool:
+    """Pure: is the item keyed by its answer while its gold is its passages (a case and its
+    explanation, `key_concepts` "answer")? Then its correct options are grounded whole,
+    for every concept they mention, and the other options not at all."""
+    return item.get("key_concepts") == KEY_ANSWER and bool(item["passage_ids"])
+
+
+def option_requests(item: dict) -> list[tuple[str, str]]:
+    """Pure: the option texts grounded up front. Options that are the gold (no passages): every
+    option's English text (its own only when that names nothing, later). A case keyed by its
+    answer: its correct options' English and own texts. Else none."""
+    if not item["passage_ids"]:
+        return [("en", o["pivot"]) for o in item.get("options") or [] if o["pivot"]]
+    if not asked_about(item):
+        return []
+    out = []
+    for o in item.get("options") or []:
+        if o["correct"]:
+            out += ([("en", o["pivot"])] if o["pivot"] else []) + [(item["lang"], o["text"])]
+    return out
+
+
+def answer_keys(correct_mentions: list[dict], group_of: dict[str, str], key_groups: set[str],
+                min_score: float) -> tuple[list[str], str | None]:
+    """Pure: (the key-group concepts the correct options mention, None), or ([], why there are
+    none: they mention no concept at `min_score`, or only concepts outside the key groups).
+    Mentioned, not named as a whole: the gold is the explanation, not a concept entry, and a
+    resident-exam answer is a phrase ("intravenous corticosteroids and plasmapheresis")."""
+    confident = [m for m in correct_mentions if m["score"] >= min_score]
+    if not confident:
+        return [], NO_ANSWER_CONCEPT
+    keys = key_concepts(confident, group_of, key_groups, min_score)
+    return (keys, None) if keys else ([], ANSWER_NOT_KEY)
+
+
+def item_keys(mode: str, text_keys: list[str], has_passages: bool, options: list[dict], named: list[str | None],
+              correct_mentions: list[dict], question_cuis: set[str], group_of: dict[str, str], key_groups: set[str],
+              defined: set[str], min_score: float) -> tuple[list[str], list[str], list[str], str | None]:
+    """Pure: (key CUIs, answer CUIs, hard-negative CUIs, why no gold passage or None).
+
+    "text": the key concepts are every key-group concept the text or pivot names (`text_keys`),
+    with the answers' concepts for an item whose options are its gold. "answer": only what
+    its correct options name: a clinical case names every finding of the patient's history
+    (pain, fever), but asks about one thing; its history's concepts are not what it is
+    about, and owning them would keep every other case naming pain out of the cell. An
+    item with gold passages keeps them (answer CUIs empty) and is keyed by the concepts its
+    correct options mention (`correct_mentions`, `answer_keys`); an exam item, whose gold is
+    its answer's concept entry, by that concept (`answer_concepts`, every reason kept).
+    One left without a key concept gets the typed reason."""
+    if mode == KEY_ANSWER and has_passages:
+        keys, why = answer_keys(correct_mentions, group_of, key_groups, min_score)
+        return keys, [], [], why
+    if not options or has_passages:
+        return text_keys, [], [], None
+    answers, negatives, no_passage = answer_concepts(options, named, question_cuis, group_of, key_groups, defined)
+    # the answer is what the question is about: with "text", beside what its text names
+    keys = answers if mode == KEY_ANSWER else sorted(set(text_keys) | set(answers))
+    return keys, answers, negatives, no_passage
+
+
 def _args(vocab: dict, languages: dict[str, dict], code: str, cache_root: str, threshold: float, window: int) -> tuple:
     return (vocab["atoms_by_lang"][code], json.dumps(languages[code], sort_keys=True), cache_root, threshold, window)
 
@@ -493,7 +558,7 @@ def _requests(items: list[dict]) -> list[tuple[str, str]]:
         requests.append((it["lang"], it["text"]))
         if it["lang"] != "en" and it["pivot"]:
             requests.append(("en", it["pivot"]))
-        requests += [("en", o["pivot"]) for o in it.get("options") or [] if o["pivot"]]
+        requests += option_requests(it)
     return requests
 
 
@@ -505,15 +570,14 @@ def _item_concepts(it: dict, mentions: dict, named, group_of: dict[str, str], de
         pivot = native
     else:
         pivot = mentions[("en", it["pivot"])] if it["pivot"] else []
-    keys = key_concepts(native + pivot, group_of, key_groups, params.min_score)
-    answers, negatives, no_passage = [], [], None
-    options = it.get("options") or []
-    if options:
-        # an option's English text first (the richest vocabulary), else its own
-        concepts = [(named("en", o["pivot"]) if o["pivot"] else None) or named(it["lang"], o["text"]) for o in options]
-        answers, negatives, no_passage = answer_concepts(options, concepts, {m["cui"] for m in native + pivot},
-                                                         group_of, key_groups, defined)
-        keys = sorted(set(keys) | set(answers))  # the answer is what the question is about
+    text_keys = key_concepts(native + pivot, group_of, key_groups, params.min_score)
+    options = [] if it["passage_ids"] else it.get("options") or []
+    # an option's English text first (the richest vocabulary), else its own
+    concepts = [(named("en", o["pivot"]) if o["pivot"] else None) or named(it["lang"], o["text"]) for o in options]
+    correct = [m for r in (option_requests(it) if asked_about(it) else []) for m in mentions[r]]
+    keys, answers, negatives, no_passage = item_keys(it.get("key_concepts") or KEY_TEXT, text_keys, bool(it["passage_ids"]),
+                                                     options, concepts, correct, {m["cui"] for m in native + pivot},
+                                                     group_of, key_groups, defined, params.min_score)
     return native, pivot, keys, answers, negatives, no_passage
 
 
@@ -539,7 +603,7 @@ def ground_shard(shard: str, corpus: dict[str, str], vocab: dict, params, cache_
         return option_concept(text, mentions[(code, text)], params.min_score, stopwords[code])
 
     # an option's own text is grounded only when its English text names nothing
-    second = [(it["lang"], o["text"]) for it in items for o in it.get("options") or []
+    second = [(it["lang"], o["text"]) for it in items if not it["passage_ids"] for o in it.get("options") or []
               if not (o["pivot"] and named("en", o["pivot"]))]
     mentions.update(ground_texts([r for r in second if r not in mentions], vocab, languages, threshold, window, cache_root))
     if stats is not None:

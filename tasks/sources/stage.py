@@ -18,6 +18,8 @@ ITEM_SCHEMA = pa.schema([
     ("options", pa.list_(pa.struct([("text", pa.string()), ("pivot", pa.string()), ("correct", pa.bool_())]))),
     # the source's own translations of the text (CasiMedicos' French), realized before the memory
     ("translations", pa.list_(pa.struct([("lang", pa.string()), ("text", pa.string()), ("status", pa.string())]))),
+    # what the item's key concepts are, as its source says (`key_concepts`: "text" or "answer"; grounding decides)
+    ("key_concepts", pa.string()),
 ])
 # what the sources stage drops (a parallel source's unpaired cases): beside the item shards, read
 # by the allocation stage into build_report.json's drops (`source_drops`)
@@ -65,6 +67,7 @@ def load_sources(sources: list[dict], background: list[dict], languages: list[st
                 "passage_ids": sorted(p.id for p in item.passages),
                 "options": [o.model_dump() for o in item.options],
                 "translations": [t.model_dump() for t in item.translations],
+                "key_concepts": src.get("key_concepts", "text"),
             }
             for p in item.passages:
                 add_passage(item.task, p.id, p.title, p.text, f"{path.name}:{item.id}")

@@ -245,11 +245,12 @@ def _item(item_id: str, task: str, passage: str, native: str, cases: dict[str, C
                               "pivot": None if native == "en" else en.query,
                               "translations": [SourceTranslation(lang=l, text=c.query, status=status.get(l, "human-translated"))
                                                for l, c in sorted(cases.items()) if l not in ("en", native)]}
+    # the options on every item: an exam item's gold (passage "concept"), and what a case asks
+    # about (a source's key_concepts = "answer": its correct options' concepts)
+    fields["options"] = [Option(text=t, pivot=None if native == "en" else en.options[k], correct=k + 1 == own.answer)
+                         for k, t in enumerate(own.options) if t]
     if passage == "explanation":
         fields["passages"] = [content_passage("casimedicos-exp", en.explanation)]
-    else:
-        fields["options"] = [Option(text=t, pivot=None if native == "en" else en.options[k], correct=k + 1 == own.answer)
-                             for k, t in enumerate(own.options) if t]
     return make_item(None, file, own.line, **fields)
 
 
@@ -262,8 +263,9 @@ def read_casimedicos(path: Path, languages: set[str], *, task: str = "evidence",
     English text the pivot, its other languages' texts the source's translations of it.
 
     Options: task ("evidence" | "xqa"); passage ("explanation": the English explanation is
-    the gold passage, id `casimedicos-exp-<hash>`; "concept": the options, native with their
-    English as pivots); files (language code -> folder under `path`; default
+    the gold passage, id `casimedicos-exp-<hash>`; "concept": the correct options' concept
+    entries). Every item carries its options, native with their English as pivots (what a
+    case asks about: the source entry's `key_concepts = "answer"`); files (language code -> folder under `path`; default
     {en = "EN", es = "ES", fr = "FR"}; a language the build lacks is not read); native (the
     language the cases were written in); status (language -> translation status of its
     texts; default "human-translated"). Pairing drops: `read_casimedicos_cases`.

@@ -115,7 +115,12 @@ def test_texts_are_rebuilt_from_the_tokens(casi):
     # the gold passage: the English explanation, every sentence of it
     assert [p.text for p in first.passages] == [
         "Stable exertional chest pain is first studied with an exercise test. Angiography comes later."]
-    assert first.passages[0].id.startswith("casimedicos-exp-") and first.options == []
+    assert first.passages[0].id.startswith("casimedicos-exp-")
+    # its options too (what it asks about, for key_concepts = "answer"), English as their pivots
+    assert [(o.text, o.pivot, o.correct) for o in first.options] == [
+        ("Prueba de esfuerzo.", "Exercise test.", True), ("Coronariografía.", "Coronary angiography.", False),
+        ("Radiografía de tórax.", "Chest X-ray.", False), ("Ecocardiograma.", "Echocardiogram.", False),
+        ("Holter.", "Holter monitoring.", False)]
 
 
 def test_unpaired_cases_are_dropped_with_their_reasons(casi):
