@@ -281,3 +281,15 @@ def save_digests(path: Path) -> None:
 
 def sha256_text(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def fsync_tree(root: Path) -> None:
+    """fsync every file and folder under `root`, deepest first, then `root` itself: what a
+    rename is about to publish (a release, a cache entry) is on disk before it is visible, so
+    a crash right after cannot leave a published folder of empty files."""
+    for path in sorted(Path(root).rglob("*"), reverse=True) + [Path(root)]:
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)

@@ -22,6 +22,7 @@ import shutil
 import struct
 import threading
 
+from common.jsonio import fsync_tree
 from schemas.config import Language
 from tasks.grounding.matchers import fold_terms, load_terms
 from tasks.grounding.normalize import NORM_VERSION, is_acronym
@@ -211,15 +212,6 @@ def _room_for(entries: int, folder: Path) -> None:
                                     f"{need >> 10} KB", str(folder.parent))  # the temporary folder goes
 
 
-def _sync(folder: Path) -> None:
-    """fsync every file and folder under `folder`, then `folder` itself."""
-    for path in sorted(folder.rglob("*"), reverse=True) + [folder]:
-        fd = os.open(path, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-
 
 def _written(tmp: Path, entries: int, keys: dict[str, int]) -> None:
     """Check, record and sync a freshly written index: its simstring headers must agree with
@@ -236,9 +228,9 @@ def _written(tmp: Path, entries: int, keys: dict[str, int]) -> None:
         raise RuntimeError(f"the QuickUMLS index written at {tmp} is damaged: {problem}")
     record = json.dumps({"entries": entries, "keys": keys, "bytes": _files(tmp)}, sort_keys=True)
     (tmp / RECORD).write_text(record + "\n", encoding="utf-8")
-    _sync(tmp)
+    fsync_tree(tmp)
     (tmp / DONE).write_text(str(entries))  # last: an index with it is complete
-    _sync(tmp)
+    fsync_tree(tmp)
 
 
 # builder locks this process took ahead of building (a build's index helper takes those of

@@ -29,7 +29,7 @@ from schemas.config import LoadedConfig
 from schemas.parameters import CardParameters, PublishParameters, WriteParameters
 from common.errors import ConflictError, InputError, disk_full, is_disk_full
 from common.interrupts import removed_if_interrupted
-from common.jsonio import atomic_write, file_digest, read_json_object
+from common.jsonio import atomic_write, file_digest, fsync_tree, read_json_object
 from common.testhooks import hold
 from tasks.release.card import source_items_by_cell, write_card
 from tasks.release.croissant import write_croissant
@@ -427,7 +427,7 @@ def publish_release(p: PublishParameters, upstream: dict) -> dict:
         draft.manifest["files"] = release_entries(draft.tmp)  # now with the audit reports' hashes
         _write_manifest(draft)
         make_world_readable(draft.tmp)
-        _sync_tree(draft.tmp)
+        fsync_tree(draft.tmp)
         outcome = {"release": str(draft.final), "status": "written", "cells": draft.counts, "audit_passed": True,
                    "dropped": dict(Counter(draft.report["dropped_by_reason"]))}
         try:

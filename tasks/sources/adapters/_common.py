@@ -110,7 +110,8 @@ class _Lines:
 _WS = re.compile(r"[ \t\n\r]*")
 
 
-def _load_text(path: Path) -> str:
+def load_text(path: Path) -> str:
+    """A source file's whole text: one line for a file missing, unreadable or not UTF-8."""
     require_file(path)
     with open_input(path) as fh:
         try:
@@ -150,7 +151,7 @@ def _finish(path: Path, text: str, pos: int, lines: _Lines) -> None:
 
 def iter_json_array(path: Path) -> Iterator[tuple[int, int, Any]]:
     """Yield (line where the record starts, index, record) for a top-level JSON array."""
-    text, dec = _load_text(path), json.JSONDecoder()
+    text, dec = load_text(path), json.JSONDecoder()
     lines = _Lines(text)
     pos = _WS.match(text, 0).end()
     _expect(path, text, pos, lines, "[", "a JSON array of records ('[')")
@@ -170,7 +171,7 @@ def iter_json_array(path: Path) -> Iterator[tuple[int, int, Any]]:
 
 def iter_json_object(path: Path) -> Iterator[tuple[int, str, Any]]:
     """Yield (line where the key is, key, value) for a top-level JSON object; duplicate keys are errors."""
-    text, dec = _load_text(path), json.JSONDecoder()
+    text, dec = load_text(path), json.JSONDecoder()
     lines = _Lines(text)
     seen: dict[str, int] = {}
     pos = _WS.match(text, 0).end()

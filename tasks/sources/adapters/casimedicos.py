@@ -28,10 +28,9 @@ from pathlib import Path
 from typing import Any
 
 from common.errors import InputError
-from common.jsonio import decode_text, open_input
 from schemas.drops import Drop
 from schemas.records import Option, SourceItem, SourceTranslation
-from tasks.sources.adapters._common import ITEM_TASKS, adapter, check_choice, check_lang, content_passage, make_item, require_file
+from tasks.sources.adapters._common import ITEM_TASKS, adapter, check_choice, check_lang, content_passage, load_text, make_item
 
 SPLITS = ("train", "dev", "test")
 PASSAGES = ("explanation", "concept")
@@ -141,13 +140,7 @@ def parse_case(block: list[Sentence]) -> Case:
 
 
 def read_case_file(path: Path) -> list[Case]:
-    require_file(path)
-    with open_input(path) as fh:
-        try:
-            raw = fh.read()
-        except OSError as exc:
-            raise InputError(path, f"cannot be read ({exc.strerror or exc})") from None
-    text = decode_text(path, raw).replace("\r\n", "\n")
+    text = load_text(path).replace("\r\n", "\n")
     return split_cases(path, read_sentences(path, text))
 
 
