@@ -230,11 +230,13 @@ def main() -> None:
             if "encoded" not in m or m.split(" ")[-1] in ("corpus", "queries") and "/" in m:
                 print(f"  {t:7.1f} s  {m}")
     res = runs[0][1]["res"]
-    n = sum(c.queries for c in res.cells if c.metrics is not None)
+    first = res.retrievers[0].name
+    n = sum(c.queries for c in res.cells if c.metrics is not None and c.retriever == first and c.query_set == "native")
+    pivots = sum(c.queries for c in res.cells if c.metrics is not None and c.retriever == first and c.query_set == "pivot")
     docs = {c.lang + c.task: c.documents for c in res.cells if c.retriever == res.retrievers[0].name}
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     for label, run in runs:
-        print(f"{label}: {', '.join(systems)} over {n} scored query sets of {release}: {run['wall']:.1f} s wall, "
+        print(f"{label}: {', '.join(systems)} over {n} queries and {pivots} pivot queries of {release}: {run['wall']:.1f} s wall, "
               f"{run['cpu']:.1f} s CPU, {threads} threads, {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}")
     print(f"peak RSS of the process {rss:,.0f} MB; {len(docs)} cells")
 
