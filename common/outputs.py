@@ -16,6 +16,7 @@ import tempfile
 from pathlib import Path
 
 from common.errors import InputError
+from common.paths import output_path_problem
 
 RELEASE_MARK = "manifest.json"  # what makes a folder a release folder
 # Room a build asks for before its first stage: floors, not estimates (the sample's work dir
@@ -90,6 +91,9 @@ def output_folder(path: Path | str, option: str, config: Path | str | None = Non
             return InputError(config, f"{path} {message}", field=option)
         return InputError(path, message, field=option)
 
+    problem = output_path_problem(path)
+    if problem is not None:
+        raise fail(f"{problem}; expected a folder")
     if found.exists() and not found.is_dir():
         where = "is a file" if found == path.absolute() else f"is under {found}, which is a file"
         raise fail(f"{where}; expected a folder")
@@ -110,6 +114,9 @@ def output_file(path: Path | str, option: str) -> Path:
     """A file the command writes: not a folder, not inside a release, and in a folder that
     exists and can be written."""
     path = Path(path)
+    problem = output_path_problem(path)
+    if problem is not None:
+        raise InputError(path, f"{problem}; expected a file name", field=option)
     if path.is_dir():
         raise InputError(path, "is a folder; expected a file name", field=option)
     parent = path.absolute().parent

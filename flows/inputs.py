@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from common import paths
 from schemas.config import LoadedConfig
 from schemas.records import load_manifest
 from common.errors import InputError
@@ -23,14 +24,15 @@ def _blank(path: Path) -> bool:
 
 
 def input_files(loaded: LoadedConfig) -> dict[str, Path]:
+    """Every input file the config names (config-relative name -> resolved path), each
+    checked as it stands (common/paths.py: missing, a loop, a dangling link, a FIFO, a folder
+    for a file, unreadable: one line naming the config's field)."""
     cfg = loaded.config
-    files: dict[str, Path] = {cfg.registry: loaded.resolve(cfg.registry)}
-    vdir = loaded.resolve(cfg.vocabulary.path)
-    if not vdir.is_dir():
-        raise InputError(loaded.path, f"vocabulary folder {cfg.vocabulary.path!r} not found", field="vocabulary.path")
+    files: dict[str, Path] = {cfg.registry: loaded.input(cfg.registry, "registry")}
+    vdir = loaded.input(cfg.vocabulary.path, "vocabulary.path", folder=True)
     if cfg.vocabulary.format == "rrf":
         for p in sorted(vdir.glob("*.RRF")):
-            files[f"{cfg.vocabulary.path}/{p.name}"] = p
+            files[f"{cfg.vocabulary.path}/{p.name}"] = paths.input_file(p, "vocabulary.path", loaded.path)
         for name, holds in REQUIRED_RRF.items():
             p = vdir / name
             if p.is_file() and _blank(p):
@@ -38,26 +40,37 @@ def input_files(loaded: LoadedConfig) -> dict[str, Path]:
     else:
         for p in sorted(vdir.glob("disease-ontology/*")) + sorted(vdir.glob("hpo/*")):
             if p.suffix in (".obo", ".tsv", ".hpoa"):
-                files[f"{cfg.vocabulary.path}/{p.relative_to(vdir).as_posix()}"] = p
+                files[f"{cfg.vocabulary.path}/{p.relative_to(vdir).as_posix()}"] = paths.input_file(p, "vocabulary.path", loaded.path)
+    for i, c in enumerate(cfg.vocabulary.code_names):
+        loaded.input(c.path, f"vocabulary.code_names.{i}.path")
     for i, s in enumerate(cfg.sources):
-        path = loaded.resolve(s.path)
+        field = f"sources.{i}.path"
+        path = loaded.input(s.path, field, folder=None)
         if path.is_dir():  # folder sources (igakuqa, beir, ...): pin every file in them
             if not any(path.rglob("*")):
-                raise InputError(path, f"source folder is empty (named in {loaded.path.name})", field=f"sources.{i}.path")
-            for f in sorted(q for q in path.rglob("*") if q.is_file()):
+                raise InputError(path, f"source folder is empty (named in {loaded.path.name})", field=field)
+            for f in _folder_files(path, field, loaded.path):
                 files[f"{s.path}/{f.relative_to(path).as_posix()}"] = f
         else:
-            if path.is_file() and _blank(path):
+            if _blank(path):
                 raise InputError(path, f"source file is empty: no items (sources.{i}.path in {loaded.path.name})")
             files[s.path] = path
-    for b in cfg.background:
-        files[b.path] = loaded.resolve(b.path)
-    for m in cfg.translation.memory:
-        files[m] = loaded.resolve(m)
-    for rel, p in files.items():
-        if not p.exists():
-            raise InputError(p, f"input file not found (named in {loaded.path.name} as {rel!r})")
+    for i, b in enumerate(cfg.background):
+        files[b.path] = loaded.input(b.path, f"background.{i}.path")
+    for i, m in enumerate(cfg.translation.memory):
+        files[m] = loaded.input(m, f"translation.memory.{i}")
     return files
+
+
+def _folder_files(folder: Path, field: str, config: Path) -> list[Path]:
+    """The files of a source folder, each a regular readable file (a FIFO or a dangling link
+    inside it is named, with the config's field)."""
+    out = []
+    for f in sorted(folder.rglob("*")):
+        if f.is_dir():
+            continue
+        out.append(paths.input_file(f, field, config))
+    return out
 
 
 def next_minor(version: str) -> str:
@@ -67,9 +80,7 @@ def next_minor(version: str) -> str:
 
 def plan_addition(base: Path, languages: list[str]) -> tuple[dict, list[str]]:
     """The base manifest and the languages to add (pure checks, one-line errors)."""
-    path = base / "manifest.json"
-    if not path.exists():
-        raise InputError(base, "not a release folder (no manifest.json)")
+    path = paths.release_folder(base, "BASE_RELEASE_DIR") / "manifest.json"
     manifest = load_manifest(path)
     old = manifest["config"]["languages"]
     missing = [l for l in old if l not in languages]

@@ -20,7 +20,28 @@ from common.errors import EXIT_BUG, InputError, disk_full, is_disk_full
 from common.gcpolicy import use_batch_schedule
 from common.interrupts import handled
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, help="Build, version and audit the MMed-Bench-IR benchmark.")
+class _OneLineErrors(typer.core.TyperGroup):
+    """An option's value that is not of its type or out of its range (click's BadParameter,
+    raised by the conversion or by a range callback) is one `error:` line naming the option,
+    exit 2, as every other bad input: not click's usage box."""
+
+    def invoke(self, ctx):
+        import click
+
+        try:
+            return super().invoke(ctx)
+        except click.BadParameter as exc:
+            name = exc.param_hint or (exc.param.opts[0] if exc.param is not None and getattr(exc.param, "opts", None)
+                                      else getattr(exc.param, "name", None) or "option")
+            if isinstance(name, (list, tuple)):
+                name = name[0]
+            message = exc.message.rstrip(".")
+            typer.echo(f"error: {str(name).strip(chr(39))}: {message}", err=True)
+            raise typer.Exit(2) from None
+
+
+app = typer.Typer(cls=_OneLineErrors, add_completion=False, no_args_is_help=True,
+                  help="Build, version and audit the MMed-Bench-IR benchmark.")
 DEFAULT_CONFIG = "configs/sample.toml"
 
 
@@ -303,14 +324,14 @@ def audit(
     """Re-run every quality check on a release, using nothing but the release folder."""
     from common.jsonio import atomic_write
     from common.outputs import output_file
+    from common.paths import release_folder
     from schemas.records import load_manifest
     from tasks.audit.stage import audit_release, report_markdown
 
     try:
         if json_out is not None:
             output_file(json_out, "--json")  # before minutes of checks, not after
-        if not (release / "manifest.json").exists():
-            raise InputError(release, "not a release folder (no manifest.json)")
+        release_folder(release)
         load_manifest(release / "manifest.json")  # the audit needs a readable manifest to know what to check
     except InputError as exc:
         _fail(str(exc))
@@ -339,14 +360,13 @@ def ground(
             raise InputError(config, f"unknown language code {lang!r} (registry has: {', '.join(sorted(loaded.registry))})", field="--lang")
         cfg = loaded.config
         v = cfg.vocabulary
-        vpath = loaded.resolve(v.path)
-        if not vpath.is_dir():
-            raise InputError(loaded.path, f"vocabulary folder {v.path!r} not found", field="vocabulary.path")
+        vpath = loaded.input(v.path, "vocabulary.path", folder=True)
         codes = sorted(set(cfg.languages) | {lang})
         lat = {loaded.registry[c].umls_lat: c for c in codes}
         work = loaded.resolve(cfg.work_dir)
         # the same reader as the build, for either format (rrf, obo)
-        code_names = [{**c.model_dump(), "path": str(loaded.resolve(c.path))} for c in v.code_names]
+        code_names = [{**c.model_dump(), "path": str(loaded.input(c.path, f"vocabulary.code_names.{i}.path"))}
+                      for i, c in enumerate(v.code_names)]
         key = content_key("ground-cli-vocab", {"format": v.format, "lat": lat, "srl": v.max_srl, "roots": v.roots,
                                                "files": {p.relative_to(vpath).as_posix(): str(p) for p in vocabulary_files(v.format, vpath)},
                                                **({"code_names": code_names} if code_names else {})})
@@ -365,20 +385,33 @@ def ground(
             text = raw.decode("utf-8").rstrip("\n")
         except UnicodeDecodeError as exc:  # the lines before it were answered already
             _fail(str(undecodable("<stdin>", raw[: exc.start], raw[exc.start], n)))
-        out.write(json.dumps({"mentions": [m.as_dict() for m in g.ground(text)]}, ensure_ascii=False) + "\n")
+        out.write(json.dumps({"mentions": _ground_line(g, text)}, ensure_ascii=False) + "\n")
         out.flush()
+
+
+def _ground_line(grounder, text: str) -> list[dict]:
+    """A line's mentions; a line longer than spaCy takes at once (max_length, E088) is
+    grounded in pieces (common/longtext.py) and the mentions re-offset into the line."""
+    from common.longtext import PIECE_CHARS, pieces
+
+    if len(text) <= PIECE_CHARS:
+        return [m.as_dict() for m in grounder.ground(text)]
+    found = []
+    for start, piece in pieces(text, PIECE_CHARS):
+        for m in grounder.ground(piece):
+            d = m.as_dict()
+            found.append({**d, "start": d["start"] + start, "end": d["end"] + start})
+    return found
 
 
 @app.command()
 def stats(release: Path = typer.Argument(..., help="A release folder.")) -> None:
     """Print a release's cells, counts and provenance from its manifest."""
+    from common.paths import release_folder
     from schemas.records import load_manifest
 
-    path = release / "manifest.json"
-    if not path.exists():
-        _fail(f"{release}: not a release folder (no manifest.json)")
     try:
-        m = load_manifest(path)
+        m = load_manifest(release_folder(release) / "manifest.json")
     except InputError as exc:
         _fail(str(exc))
     typer.echo(f"release {m['version']} (build {m['build_id'][:12]}, code {m['code_version']})")

@@ -21,6 +21,28 @@ def _fail(message: str, code: int = 2) -> None:
     raise typer.Exit(code)
 
 
+THREADS_PER_CORE = 4  # --threads above this many per core only oversubscribes (and a huge count exhausts memory)
+
+
+def _cores() -> int:
+    import os
+
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def threads_in_range(value: int) -> int:
+    """--threads: 0 (the cores) or 1 to 4 x the cores this process may use, checked before
+    any model loads (100000 threads failed as a model that "cannot be loaded")."""
+    top = THREADS_PER_CORE * _cores()
+    if value != 0 and not 1 <= value <= top:
+        raise typer.BadParameter(f"expected 0 (the cores this process may use) or 1 to {top} "
+                                 f"({THREADS_PER_CORE} x its {_cores()} cores), got {value}")
+    return value
+
+
 def evaluate(
     release: Path = typer.Argument(..., help="A release folder, e.g. releases/0.1.0"),
     retriever: List[str] = typer.Option([], "--retriever", "-r",
@@ -36,19 +58,24 @@ def evaluate(
     out: Path = typer.Option(Path("results"), "--out", "-o", help="Results folder (results.json, results.md, runs/, qrels/, figures/)."),
     cache_dir: Path = typer.Option(Path(".mmedbench-cache/embeddings"), "--cache-dir",
                                    help="Cache of dense embeddings, by content hash."),
-    threads: int = typer.Option(0, "--threads", min=0,
-                                help="Threads for the encoders (torch, BLAS, OpenMP); 0: the cores this process may use."),
+    threads: int = typer.Option(0, "--threads", callback=threads_in_range,
+                                help="Threads for the encoders (torch, BLAS, OpenMP): 0 (the cores this process may "
+                                     "use) or 1 to 4 x those cores."),
+    strict: bool = typer.Option(False, "--strict", help="A --run file that does not fit the release (a line naming a "
+                                                        "query or document it does not have, an empty file) is an "
+                                                        "error, not a line of the report."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress lines."),
 ) -> None:
     """Score a release: nDCG@10, Recall@100, MRR@10 per cell with intervals, the language gap on the same items, tiers, runs, pictures."""
     from common.interrupts import handled
 
     with handled(f"{out} holds no complete new results; run the same command again"):
-        _evaluate(release, retriever, run, split, out, cache_dir, threads, quiet)
+        _evaluate(release, retriever, run, split, out, cache_dir, threads, quiet, strict)
 
 
 def _evaluate(release: Path, retriever: List[str], run: List[str], split: List[str], out: Path, cache_dir: Path,
-              threads: int, quiet: bool) -> None:
+              threads: int, quiet: bool, strict: bool = False) -> None:
+    from common import paths
     from common.outputs import output_folder
     from tasks.evaluation.external import parse_run_spec
     from tasks.evaluation.outdir import results_folder
@@ -58,7 +85,7 @@ def _evaluate(release: Path, retriever: List[str], run: List[str], split: List[s
 
     try:
         info = release_info(release)
-        if out.resolve().is_relative_to(release.resolve()):
+        if paths.resolve(out, "--out").is_relative_to(paths.resolve(release, "RELEASE_DIR")):
             raise InputError(out, "is inside the release folder; a published release is never modified (choose another --out)")
         output_folder(out, "--out")
         output_folder(cache_dir, "--cache-dir")
@@ -66,9 +93,11 @@ def _evaluate(release: Path, retriever: List[str], run: List[str], split: List[s
         wanted = retriever or ([] if run else list(DEFAULT_SYSTEMS))
         specs = parse_retrievers(wanted, others=tuple(r.name for r in runs)) if wanted else []
         progress = None if quiet else (lambda m: typer.echo(m, err=True))
+        told: list = []
         with results_folder(out) as building:  # the user's files in --out are never deleted
             res = evaluate_release(release, specs, building, split, info=info, cache_dir=cache_dir, progress=progress,
-                                   runs=runs, threads=threads or available_cores())
+                                   runs=runs, threads=threads or available_cores(), strict=strict,
+                                   run_report=lambda *a: told.append(a))
     except InputError as exc:
         _fail(str(exc), exc.exit_code)  # 1: the release fails its hash check
     except OSError as exc:
@@ -91,3 +120,18 @@ def _evaluate(release: Path, retriever: List[str], run: List[str], split: List[s
     missing = sum(c.missing_queries for c in res.cells if c.retriever in {r.name for r in res.retrievers if r.kind == "run"})
     if missing:
         typer.echo(f"  run files: {missing} queries had no line in their run and scored 0 (per cell in results.md)")
+    for external, reports in told:
+        print_run_report(external, reports)
+
+
+def print_run_report(external, reports) -> None:
+    """Which --run files were read for which cells, and what in them does not fit the release."""
+    for ext in external:
+        mine = reports[ext.spec.name]
+        unfit = sum(1 for r in mine if r.problems())
+        typer.echo(f"  run {ext.spec.name} ({ext.spec.directory}): {len(mine)} files read"
+                   + (f", {unfit} not fitting the release (--strict refuses them)" if unfit else ""))
+        for r in mine:
+            typer.echo(f"    {r.summary()}")
+        for name in ext.ignored:
+            typer.echo(f"    {name}: not read (no cell of this release has that name)")

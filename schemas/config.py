@@ -8,6 +8,7 @@ from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, field_validator, model_validator
 
+from common import paths
 from common.errors import InputError
 from common.jsonio import decode_text, open_input
 from schemas.records import LangCode, SourceTask, Split
@@ -259,12 +260,31 @@ class LoadedConfig(_Model):
     config: BuildConfig
     registry: dict[str, Language]
 
-    def resolve(self, rel: str) -> Path:
-        return (self.base / rel).resolve()
+    def resolve(self, rel: str, field: str | None = None) -> Path:
+        """A path the config names, relative to it, links followed (common/paths.py: a loop
+        is one line naming the config and `field`)."""
+        return paths.resolve(self.base / rel, field, self.path)
+
+    def input(self, rel: str, field: str, folder: bool | None = False) -> Path:
+        """An input the config names at `field`, checked as it stands (a dangling link, a
+        FIFO, a folder for a file ...: one line naming the config and the field), then
+        resolved. `folder`: True a folder, False a file, None either."""
+        given = self.base / rel
+        if folder is None:
+            folder = _is_dir(given)
+        (paths.input_folder if folder else paths.input_file)(given, field, self.path)
+        return self.resolve(rel, field)
 
     @property
     def languages(self) -> list[Language]:
         return [self.registry[c] for c in self.config.languages]
+
+
+def _is_dir(path: Path) -> bool:
+    try:
+        return path.is_dir()
+    except OSError:
+        return False
 
 
 def _first_error(path: Path, exc: ValidationError) -> InputError:
@@ -315,14 +335,15 @@ def load_registry(path: Path) -> dict[str, Language]:
 
 
 def load_config(path: Path | str, extra_registry: Path | None = None) -> LoadedConfig:
-    path = Path(path)
+    path = paths.input_file(path, "--config")
     raw = _read_toml(path)
     try:
         cfg = BuildConfig(**raw)
     except ValidationError as exc:
         raise _first_error(path, exc) from None
-    base = path.resolve().parent
-    registry_path = (base / cfg.registry).resolve()
+    resolved = paths.resolve(path, "--config")
+    base = resolved.parent
+    registry_path = paths.resolve(paths.input_file(base / cfg.registry, "registry", path), "registry", path)
     registry = load_registry(registry_path)
     if extra_registry is not None:
         registry.update(load_registry(extra_registry))
@@ -330,4 +351,4 @@ def load_config(path: Path | str, extra_registry: Path | None = None) -> LoadedC
         if code not in registry:
             known = ", ".join(sorted(registry))
             raise InputError(path, f"unknown language code {code!r} (registry {registry_path.name} has: {known})", field=f"languages.{i}")
-    return LoadedConfig(path=path.resolve(), base=base, config=cfg, registry=registry)
+    return LoadedConfig(path=resolved, base=base, config=cfg, registry=registry)

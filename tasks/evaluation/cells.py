@@ -28,6 +28,9 @@ class Cell:
     queries: list[dict]  # the queries of the evaluated splits, sorted by id
     qrels: dict[str, dict[str, dict[str, int]]] = field(default_factory=dict)  # split -> query -> doc -> rel
     pivot_queries: list[dict] | None = None  # the pivot control's queries of the evaluated splits, or None
+    # every query id of the cell and of its pivot control, in any split: what a run file may name
+    query_ids: frozenset[str] = frozenset()
+    pivot_query_ids: frozenset[str] = frozenset()
 
     @property
     def name(self) -> str:
@@ -94,7 +97,7 @@ def load_cells(root: Path, cells: list[str], languages: list[str], splits: list[
         docs = _jsonl(d / "corpus.jsonl", inputs, root, corpora)
         corpus_sha = inputs[f"{task}/{lang}/corpus.jsonl"]
         queries = _jsonl(d / "queries.jsonl", inputs, root)
-        cell = Cell(task, lang, docs, corpus_sha, [])
+        cell = Cell(task, lang, docs, corpus_sha, [], query_ids=frozenset(q["_id"] for q in queries))
         for s in splits:
             path = d / "qrels" / f"{s}.tsv"
             cell.qrels[s] = _qrels(path, inputs, root) if path.exists() else {}
@@ -110,6 +113,7 @@ def load_cells(root: Path, cells: list[str], languages: list[str], splits: list[
             if strays:
                 raise InputError(d / PIVOT_QUERIES, f"pivot queries that are not queries of the cell: {', '.join(strays[:3])}")
             cell.pivot_queries = sorted((q for q in pivots if q["_id"] in wanted), key=lambda q: q["_id"])
+            cell.pivot_query_ids = frozenset(q["_id"] for q in pivots)
         out.append(cell)
     confusion = {}
     if any(c.task == "cd" for c in out):
@@ -118,9 +122,9 @@ def load_cells(root: Path, cells: list[str], languages: list[str], splits: list[
 
 
 def read_manifest(root: Path) -> dict:
-    path = Path(root) / "manifest.json"
-    if not path.exists():
-        raise InputError(root, "not a release folder (no manifest.json)")
+    from common.paths import release_folder
+
+    path = release_folder(root) / "manifest.json"
     try:
         return json.loads(path.read_text(encoding="utf-8"))
     except ValueError as exc:

@@ -38,7 +38,7 @@ from tasks.audit.verify import verify_release
 from tasks.evaluation import stats
 from tasks.evaluation.cells import Cell, load_cells, read_manifest
 from tasks.evaluation import fusion, separation
-from tasks.evaluation.external import ExternalRuns, RunSpec, read_runs, run_file_name
+from tasks.evaluation.external import ExternalRuns, RunFileReport, RunFilesError, RunSpec, read_runs, run_file_name, strict_problems
 from tasks.evaluation.outdir import prepare_out
 from tasks.evaluation.metrics import MEASURES, all_tied, mean, mean_metrics, per_query, within_set
 from tasks.evaluation.retrievers import RetrieverSpec, make_retriever, parse_retrievers
@@ -447,13 +447,38 @@ def _pivotless(cells: list[Cell], info: ReleaseInfo) -> dict[str, str]:
             for c in cells if c.lang != "en" and c.queries and not c.pivot_queries}
 
 
+def _run_file_cells(cells: list[Cell]) -> dict[str, tuple[str, frozenset, frozenset]]:
+    """Run file name -> (the cell it is read for, the ids its queries and documents may take)."""
+    out = {}
+    for c in cells:
+        docs = frozenset(d["_id"] for d in c.docs)
+        out[run_file_name(c.task, c.lang)] = (c.name, c.query_ids, docs)
+        out[run_file_name(c.task, c.lang, True)] = (f"{c.name} pivot", c.pivot_query_ids, docs)
+    return out
+
+
+def _external_runs(runs: list[RunSpec], cells: list[Cell], strict: bool, report) -> list[ExternalRuns]:
+    """Every --run folder's files read and held against the release (external.RunFileReport);
+    `report(runs, reports)` is told; with `strict`, a file that does not fit is an error."""
+    files = _run_file_cells(cells)
+    external = [read_runs(r, list(files)) for r in runs]
+    reports = {r.spec.name: r.reports(files) for r in external}
+    if report is not None and external:
+        report(external, reports)
+    if strict:
+        errors = [e for r in external if (e := strict_problems(r.spec.name, r.spec.directory, reports[r.spec.name]))]
+        if errors:
+            raise errors[0] if len(errors) == 1 else RunFilesError([x for e in errors for x in getattr(e, "errors", [e])])
+    return external
+
+
 def _systems(specs: list[RetrieverSpec], runs: list[RunSpec], cells: list[Cell], info: ReleaseInfo,
-             cache_dir: Path | None, progress, threads: int) -> tuple[list, dict[str, str]]:
+             cache_dir: Path | None, progress, threads: int, strict: bool = False,
+             run_report=None) -> tuple[list, dict[str, str]]:
     """Engines, run folders and hybrids, every run file parsed (and every model loaded) before
     anything is written: a bad file or model leaves no results folder behind. A hybrid comes
     after the systems it fuses."""
-    wanted = [run_file_name(c.task, c.lang, pivot) for c in cells for pivot in (False, True)]
-    external = [read_runs(r, wanted) for r in runs]
+    external = _external_runs(runs, cells, strict, run_report)
     names = [s.name for s in specs] + [r.spec.name for r in external]
     for n in names:
         if names.count(n) > 1:
@@ -475,7 +500,11 @@ def _systems(specs: list[RetrieverSpec], runs: list[RunSpec], cells: list[Cell],
 def evaluate_release(root: Path, retrievers: list[str] | list[RetrieverSpec], out_dir: Path,
                      splits: list[str] | tuple[str, ...] = ("test",), info: ReleaseInfo | None = None,
                      cache_dir: Path | None = None, progress: Callable[[str], None] | None = None,
-                     runs: list[RunSpec] = (), threads: int = 1) -> EvaluationResults:
+                     runs: list[RunSpec] = (), threads: int = 1, strict: bool = False,
+                     run_report: Callable[[list[ExternalRuns], dict[str, list[RunFileReport]]], None] | None = None
+                     ) -> EvaluationResults:
+    """`strict`: a --run file that does not fit the release (unknown queries or documents,
+    empty) is an error; `run_report(runs, reports)` is told what each run file held."""
     root, out_dir = Path(root), Path(out_dir)
     verify_release(root)  # a file changed since publishing is not scored (tasks/audit/verify.py)
     info = info or release_info(root)
@@ -489,7 +518,7 @@ def evaluate_release(root: Path, retrievers: list[str] | list[RetrieverSpec], ou
     if not specs and not runs:
         raise InputError("--retriever", "no retriever and no --run given")
     cells, confusion, inputs = load_cells(root, info.cells, info.languages, splits)
-    systems, run_inputs = _systems(specs, list(runs), cells, info, cache_dir, progress, threads)
+    systems, run_inputs = _systems(specs, list(runs), cells, info, cache_dir, progress, threads, strict, run_report)
     _prepare_out(out_dir)
     _write_qrels_files(cells, splits, out_dir)
     say = progress or (lambda _m: None)
