@@ -26,11 +26,9 @@ class _OneLineErrors(typer.core.TyperGroup):
     exit 2, as every other bad input: not click's usage box."""
 
     def invoke(self, ctx):
-        import click
-
         try:
             return super().invoke(ctx)
-        except click.BadParameter as exc:
+        except typer.BadParameter as exc:  # typer's own click (typer._click), not the click package
             name = exc.param_hint or (exc.param.opts[0] if exc.param is not None and getattr(exc.param, "opts", None)
                                       else getattr(exc.param, "name", None) or "option")
             if isinstance(name, (list, tuple)):
@@ -171,11 +169,15 @@ def _healthy(url: str, proc, timeout: float) -> bool:
 def _quiet_shutdown_chatter(verbose: bool) -> None:
     """Prefect's event worker says "Still processing items: N items remaining..." (WARNING)
     while the flow's process exits, most visibly after a build refused in its first second:
-    a second line beside the one that matters. --verbose keeps it."""
+    a second line beside the one that matters; and Prefect logs a traceback for each result
+    record a full disk stopped (flows/quiet_logs.py). --verbose keeps them."""
     import logging
 
     if not verbose:
         logging.getLogger("EventsWorker").setLevel(logging.ERROR)
+        from flows.quiet_logs import quiet_reported_failures
+
+        quiet_reported_failures()  # a full disk's tracebacks: the command prints its one line
 
 
 @contextmanager

@@ -15,6 +15,7 @@ from typing import List, Optional
 import typer
 
 from common.errors import InputError
+from mmedbench.ranges import number_in
 
 DEFAULT_CONFIG = "configs/sample.toml"
 DEFAULT_MEMORY = "translations/memory.jsonl"
@@ -58,12 +59,15 @@ def translate(
     file: Path = typer.Argument(..., help="Texts to translate, one per line (UTF-8)."),
     memory: Path = typer.Option(Path(DEFAULT_MEMORY), "--memory", help="Translation-memory store to append to."),
     config: Path = typer.Option(Path(DEFAULT_CONFIG), "--config", "-c", help="Build configuration (for its language registry)."),
-    timeout: float = typer.Option(30.0, "--timeout", min=0.1, help="Deadline of each HTTP request, in seconds."),
-    min_interval: Optional[float] = typer.Option(None, "--min-interval", min=0.0, help="Seconds between two requests (default: per engine)."),
-    max_attempts: int = typer.Option(4, "--max-attempts", min=1, max=20, help="Attempts per text on 429, 5xx, timeouts and connection errors."),
+    timeout: float = typer.Option(30.0, "--timeout", callback=number_in(0.1, 600, "seconds"),
+                                 help="Deadline of each HTTP request, in seconds (0.1 to 600)."),
+    min_interval: Optional[float] = typer.Option(None, "--min-interval", callback=number_in(0, 3600, "seconds"),
+                                                 help="Seconds between two requests, 0 to 3600 (default: per engine)."),
+    max_attempts: int = typer.Option(4, "--max-attempts", callback=number_in(1, 20, "an integer"),
+                                      help="Attempts per text on 429, 5xx, timeouts and connection errors (1 to 20)."),
     retry_rejected: bool = typer.Option(False, "--retry-rejected", help="Send again texts whose translation the gates rejected in an earlier run."),
-    back_translation_min: float = typer.Option(0.0, "--back-translation-min", min=0.0, max=1.0,
-                                               help="Translate back and reject below this round-trip similarity (0: off)."),
+    back_translation_min: float = typer.Option(0.0, "--back-translation-min", callback=number_in(0, 1, "a similarity"),
+                                               help="Translate back and reject below this round-trip similarity, 0 to 1 (0: off)."),
 ) -> None:
     """Machine-translate texts into the translation memory; texts already there are not sent again.
 

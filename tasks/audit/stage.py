@@ -30,6 +30,7 @@ from tasks.audit.checks import (
     check_stored_report,
     report_markdown,
 )
+from tasks.audit.card_check import check_card
 
 
 def _guarded(name: str, check, *args) -> AuditCheck:
@@ -66,7 +67,7 @@ def audit_release(root: Path, name: str | None = None, stored_report: bool = Tru
               _guarded("trivial_match", check_trivial_match, rel), _guarded("confusion_sets", check_confusion_consistency, rel),
               _guarded("counts", check_counts, rel), _guarded("licence_policy", check_licence, rel),
               _guarded("twins", check_twins, rel), _guarded("file_kinds", check_file_kinds, rel),
-              _guarded("card_links", check_card_links, rel)]
+              _guarded("card_links", check_card_links, rel), _guarded("card", check_card, rel)]
     if stored_report:
         checks.append(_guarded("audit_report", check_stored_report, rel, list(checks)))
     else:

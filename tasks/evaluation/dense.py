@@ -19,6 +19,7 @@ A corpus several cells share is encoded once; progress counts texts as they are 
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import os
 from collections.abc import Callable
@@ -26,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-from common.errors import InputError
+from common.errors import InputError, disk_full, is_disk_full
 from common.jsonio import atomic_write
 
 BATCH = 32
@@ -134,10 +135,20 @@ class EmbeddingCache:
         return None
 
     def put(self, key: str, emb: np.ndarray) -> None:
+        """Stored by atomic rename; a full disk is one line naming the cache folder (numpy's
+        own write says only "N requested and M written", and named no folder)."""
         for stale in self.folder.glob(f"{key}-*.npy"):  # a damaged entry of the same key
             stale.unlink(missing_ok=True)
-        with atomic_write(self.folder / f"{key}-{_array_sha(emb)}.npy", "wb") as fh:
-            np.save(fh, emb)
+        buffer = io.BytesIO()
+        np.save(buffer, emb)  # in memory first: the file is written by Python, whose errors carry errno
+        try:
+            with atomic_write(self.folder / f"{key}-{_array_sha(emb)}.npy", "wb") as fh:
+                fh.write(buffer.getbuffer())
+        except OSError as exc:
+            if is_disk_full(exc):
+                raise disk_full(exc, "writing the embedding cache (--cache-dir); nothing half-written was kept",
+                                folder=self.folder) from None
+            raise
 
 
 def _array_sha(emb: np.ndarray) -> str:
