@@ -71,20 +71,24 @@ def expected_card(root: Path, scratch: Path, card: str) -> tuple[str, dict[str, 
 
 
 def card_differences(card: str, expected: str) -> list[str]:
-    """Where the card differs from the expected one, line by line (the first few)."""
+    """Where the card differs from the expected one, line by line (difflib's alignment, so an
+    added sentence is one line, not every line after it)."""
+    import difflib
+
     have, want = card.split("\n"), expected.split("\n")
     out = []
-    for n in range(max(len(have), len(want))):
-        a = have[n] if n < len(have) else None
-        b = want[n] if n < len(want) else None
-        if a == b:
+    for op, a0, a1, b0, b1 in difflib.SequenceMatcher(None, have, want, autojunk=False).get_opcodes():
+        if op == "equal":
             continue
-        if a is None:
-            out.append(f"{CARD}:{n + 1}: missing; the release gives {_quote(b)}")
-        elif b is None:
-            out.append(f"{CARD}:{n + 1}: {_quote(a)} is not on the card the release gives (it ends at line {len(want)})")
-        else:
-            out.append(f"{CARD}:{n + 1}: {_quote(a)}; the release gives {_quote(b)}")
+        for k in range(max(a1 - a0, b1 - b0)):
+            a = have[a0 + k] if a0 + k < a1 else None
+            b = want[b0 + k] if b0 + k < b1 else None
+            if b is None:
+                out.append(f"{CARD}:{a0 + k + 1}: {_quote(a)} is not on the card the release's files give")
+            elif a is None:
+                out.append(f"{CARD}:{a1 + 1}: {_quote(b)} is missing, which the release's files give")
+            else:
+                out.append(f"{CARD}:{a0 + k + 1}: {_quote(a)}; the release's files give {_quote(b)}")
     return out
 
 
