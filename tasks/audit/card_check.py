@@ -92,26 +92,31 @@ def card_differences(card: str, expected: str) -> list[str]:
     return out
 
 
+def _check(failures: list[str], ok_detail: str) -> AuditCheck:
+    return AuditCheck(name="card", passed=not failures, detail=ok_detail if not failures else f"{len(failures)} failure(s)",
+                      failures=failures)
+
+
 def check_card(rel) -> AuditCheck:
     """`rel`: tasks/audit/checks.Release. Fails naming the card's line (or picture) that is
     not what the release's files give."""
-    from tasks.audit.checks import MAX_FAILURES, _check
+    from tasks.audit.checks import MAX_FAILURES
 
     root = rel.root
     path = root / CARD
     if not path.is_file():
-        return _check("card", [f"{CARD}: missing"], "")
+        return _check([f"{CARD}: missing"], "")
     if not (root / REPORT).is_file():
-        return _check("card", [f"{REPORT}: missing (the card's dropped items come from it)"], "")
+        return _check([f"{REPORT}: missing (the card's dropped items come from it)"], "")
     try:
         card = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
-        return _check("card", [f"{CARD}: expected UTF-8 text, found byte 0x{exc.object[exc.start]:02x}"], "")
+        return _check([f"{CARD}: expected UTF-8 text, found byte 0x{exc.object[exc.start]:02x}"], "")
     try:
         with tempfile.TemporaryDirectory(prefix="mmedbench-card-") as scratch:
             expected, pictures = expected_card(root, Path(scratch), card)
     except OSError as exc:  # a release file the card reads that cannot be read: a failed check, never a crash
-        return _check("card", [f"{CARD}: could not be written again from the release ({exc.strerror or exc}: "
+        return _check([f"{CARD}: could not be written again from the release ({exc.strerror or exc}: "
                                f"{exc.filename or '?'})"], "")
     failures = card_differences(card, expected)
     shown = failures[:MAX_FAILURES]
@@ -124,5 +129,5 @@ def check_card(rel) -> AuditCheck:
         elif have.read_bytes() != data:
             shown.append(f"{name}: not the picture the release's files give")
     cells = len(rel.manifest_raw.get("cells", {}))
-    return _check("card", shown, f"{CARD} ({expected.count(chr(10)) + 1} lines, {cells} cells of {len(TASKS)} tasks) "
+    return _check(shown, f"{CARD} ({expected.count(chr(10)) + 1} lines, {cells} cells of {len(TASKS)} tasks) "
                                  f"and its {len(pictures)} pictures are what the release's files give")

@@ -364,3 +364,58 @@ def test_a_version_option_that_is_no_version_is_one_line(tmp_path, command, vers
     code, lines = _in_process(*args)
     assert (code, lines) == (2, [f"error: --version: expected a version like 0.2.0 (digits.digits.digits, then optionally "
                                  f"-suffix), got {version!r}"])
+
+
+# --- issue 47: every path a user gives, one line naming it and its field -------------------------
+
+@pytest.mark.parametrize("kind,expected", [
+    ("loop", "is a symbolic link loop (following its links never ends)"),
+    ("dangling", "is a symbolic link to {tmp}/gone.jsonl, which does not exist"),
+    ("fifo", "is a FIFO (named pipe); expected a regular file"),
+])
+@pytest.mark.parametrize("key,old", [
+    ("sources.0.path", "{ROOT}/sources/sample/xqa.jsonl"),
+    ("background.0.path", "{ROOT}/sources/sample/evidence_background.jsonl"),
+    ("translation.memory.0", "{ROOT}/sources/sample/tm_xqa.jsonl"),
+])
+def test_an_odd_input_path_in_the_config_is_one_line_naming_its_field(tmp_path, kind, expected, key, old):
+    """A source that was a symbolic link loop exited 70 with two tracebacks (Path.resolve);
+    a FIFO would have blocked the build for ever."""
+    import os
+
+    odd = tmp_path / "odd.jsonl"
+    if kind == "loop":
+        odd.symlink_to(odd.name)
+    elif kind == "dangling":
+        odd.symlink_to(tmp_path / "gone.jsonl")
+    else:
+        os.mkfifo(odd)
+    cfg = _config(tmp_path, **{f'"{old.format(ROOT=ROOT)}"': f'"{odd}"'})
+    code, lines = _in_process("build", "--config", str(cfg))
+    assert (code, lines) == (2, [f"error: {cfg}: field '{key}': {odd} {expected.format(tmp=tmp_path)}"])
+    assert not (tmp_path / "releases").exists()
+
+
+def test_a_config_that_is_a_loop_or_a_folder_is_one_line(tmp_path):
+    loop = tmp_path / "c.toml"
+    loop.symlink_to("c.toml")
+    assert _in_process("build", "--config", str(loop)) == (
+        2, [f"error: {loop}: field '--config': is a symbolic link loop (following its links never ends)"])
+    assert _in_process("build", "--config", str(tmp_path)) == (2, [f"error: {tmp_path}: field '--config': is a folder; "
+                                                                   "expected a file"])
+
+
+def test_a_vocabulary_path_that_is_a_file_is_one_line(tmp_path):
+    cfg = _config(tmp_path, **{f'path = "{ROOT}/umls/sample"': f'path = "{ROOT}/umls/sample/MRCONSO.RRF"'})
+    code, lines = _in_process("build", "--config", str(cfg))
+    assert (code, lines) == (2, [f"error: {cfg}: field 'vocabulary.path': {ROOT}/umls/sample/MRCONSO.RRF is a file; "
+                                 "expected a folder"])
+
+
+@pytest.mark.parametrize("command", ["audit", "stats", "evaluate"])
+def test_a_release_folder_argument_that_is_a_loop_is_one_line(tmp_path, command):
+    loop = tmp_path / "rel"
+    loop.symlink_to("rel")
+    code, lines = _in_process(command, str(loop), *(["--out", str(tmp_path / "out")] if command == "evaluate" else []))
+    assert (code, lines) == (2, [f"error: {loop}: field 'RELEASE_DIR': is a symbolic link loop (following its links never "
+                                 "ends)"])
