@@ -115,9 +115,10 @@ def check_card(rel) -> AuditCheck:
     try:
         with tempfile.TemporaryDirectory(prefix="mmedbench-card-") as scratch:
             expected, pictures = expected_card(root, Path(scratch), card)
-    except OSError as exc:  # a release file the card reads that cannot be read: a failed check, never a crash
-        return _check([f"{CARD}: could not be written again from the release ({exc.strerror or exc}: "
-                               f"{exc.filename or '?'})"], "")
+    except (OSError, ValueError, KeyError, TypeError) as exc:  # a release file the card is made from is unreadable
+        where = f" ({exc.filename})" if isinstance(exc, OSError) and exc.filename else ""
+        return _check([f"{CARD}: cannot be written again from the release, so it cannot be checked "
+                       f"({type(exc).__name__}{where}: {str(exc)[:160]})"], "")
     failures = card_differences(card, expected)
     shown = failures[:MAX_FAILURES]
     if len(failures) > len(shown):

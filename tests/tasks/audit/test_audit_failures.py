@@ -55,7 +55,6 @@ def _resign(release: Path, manifest: dict | None = None, recount: bool = True, d
                 _derive_pivots(release / task / lang, task, lang)
             write_split_files(release / task / lang, task, [s for s in sets if s["lang"] == lang])
         _derive_twins(release, m)
-    m["files"] = release_entries(release)
     if recount:
         for cell in m["cells"]:
             task, lang = cell.split("/")
@@ -66,7 +65,24 @@ def _resign(release: Path, manifest: dict | None = None, recount: bool = True, d
             m["cells"][cell].pop("pivots", None)
             if (block := pivot_count(d, lang)) is not None:
                 m["cells"][cell]["pivots"] = block
+    if derive:
+        _rewrite_card(release, m)
+    m["files"] = release_entries(release)
     (release / "manifest.json").write_text(json.dumps(m, ensure_ascii=False, sort_keys=True, indent=2) + "\n")
+
+
+def _rewrite_card(release: Path, manifest: dict) -> None:
+    """The card and its pictures written again from the (tampered) release, as a consistent
+    forger would (the audit's `card` check compares the card with exactly this)."""
+    from tasks.audit.card_check import source_items_on_card
+    from tasks.release.card import write_card
+
+    card = (release / "README.md").read_text(encoding="utf-8")
+    report = json.loads((release / "build_report.json").read_text(encoding="utf-8"))
+    try:
+        write_card(manifest, report, release, source_items_on_card(card, manifest))
+    except (OSError, ValueError, KeyError, TypeError):
+        pass  # a release the card cannot be made from: `card` fails too
 
 
 def _derive_twins(release: Path, manifest: dict) -> None:
@@ -472,12 +488,23 @@ def test_a_manifest_whose_version_was_changed_fails(release_copy, tmp_path):
     m = _manifest(release_copy)
     m["version"] = "0.1.1"
     (release_copy / "manifest.json").write_text(json.dumps(m, ensure_ascii=False, sort_keys=True, indent=2) + "\n")
-    assert _failures(release_copy) == {"manifest_identity": ["manifest.json: version '0.1.1' but README.md names '0.1.0'"]}
+    # the card names 0.1.0 where the manifest now gives 0.1.1 (`card`, issue 47)
+    card = [f"README.md:{n}: {old!r}; the release's files give {new!r}" for n, old, new in _version_lines(release_copy)]
+    assert _failures(release_copy) == {"manifest_identity": ["manifest.json: version '0.1.1' but README.md names '0.1.0'"],
+                                       "card": card}
     named = release_copy.rename(tmp_path / "0.1.0")  # where a release lives: releases/<version>
     assert _failures(named) == {"manifest_identity": ["manifest.json: version '0.1.1' but the release folder is '0.1.0'",
-                                                      "manifest.json: version '0.1.1' but README.md names '0.1.0'"]}
+                                                      "manifest.json: version '0.1.1' but README.md names '0.1.0'"],
+                                "card": card}
     r = _cli_audit(named)
     assert r.exit_code == 1 and "manifest.json: version '0.1.1' but the release folder is '0.1.0'" in r.output
+
+
+def _version_lines(release: Path) -> list[tuple[int, str, str]]:
+    """The card's lines naming version 0.1.0, as (line, text, the text naming 0.1.1)."""
+    lines = (release / "README.md").read_text(encoding="utf-8").split("\n")
+    return [(i + 1, l, l.replace("0.1.0", "0.1.1").replace("0_1_0", "0_1_1")) for i, l in enumerate(lines)
+            if "0.1.0" in l or "0_1_0" in l]
 
 
 def test_a_release_under_its_own_version_passes(release_copy, tmp_path):
@@ -491,7 +518,8 @@ def test_a_damaged_parquet_fails_hashes_by_name_with_exit_1(release_copy, how):
     p = release_copy / name
     p.write_bytes(p.read_bytes()[: p.stat().st_size // 2] if how == "truncated" else b"PAR1 not a parquet file PAR1")
     failures = _failures(release_copy)
-    assert failures.keys() == {"hashes", "counts", "twins"}
+    assert failures.keys() == {"hashes", "counts", "twins", "card"}
+    assert failures["card"][0].startswith("README.md: cannot be written again from the release, so it cannot be checked (")
     assert failures["hashes"] == [f"{name}: sha256 differs from the manifest"]
     assert [f.split(" (")[0] for f in failures["counts"]] == [f"{name}: unreadable"]
     assert [f.split(" (")[0] for f in failures["twins"]] == [f"{name}: unreadable"]
@@ -507,6 +535,8 @@ def test_undecodable_bytes_in_a_jsonl_file_fail_the_audit_not_the_command(releas
     assert failures == {"hashes": ["xqa/en/queries.jsonl: sha256 differs from the manifest"],
                         "schemas": ["xqa/en/queries.jsonl:7: expected UTF-8 text, found byte 0xff",
                                     "xqa/en/queries.jsonl:7: invalid JSON (Expecting value)"],
-                        "counts": ["xqa/en/queries.jsonl: 7 rows, manifest says 6"]}
+                        "counts": ["xqa/en/queries.jsonl: 7 rows, manifest says 6"],
+                        "card": ["README.md: cannot be written again from the release, so it cannot be checked "
+                                 "(JSONDecodeError: Expecting value: line 7 column 1 (char 1557))"]}
     r = _cli_audit(release_copy)
     assert r.exit_code == 1 and "Traceback" not in r.output

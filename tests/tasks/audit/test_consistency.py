@@ -68,7 +68,9 @@ def test_assets_deleted_while_the_card_links_them_fails_card_links(release_copy)
     shutil.rmtree(release_copy / "assets")
     _resign_only(release_copy)
     assert _failures(release_copy) == {"card_links": [f"README.md links assets/{n}.png, which is not in the release"
-                                                      for n in ("counts", "provenance", "tiers")]}
+                                                      for n in ("counts", "provenance", "tiers")],
+                                       "card": [f"assets/{n}.png: missing (the card shows it)"
+                                                for n in ("counts", "provenance", "tiers")]}
 
 
 def test_a_config_data_file_deleted_fails_card_links(release_copy):
