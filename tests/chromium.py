@@ -69,7 +69,14 @@ class Browser:
                 raise RuntimeError("Chromium closed its pipe")
             self._buf += chunk
         msg, self._buf = self._buf.split(b"\0", 1)
-        return json.loads(msg)
+        got = json.loads(msg)
+        if got.get("method") == "Page.javascriptDialogOpening":
+            # a dialog blocks the page (and every later call) until answered: dismiss it at
+            # once and keep the event, so that a test sees a script ran instead of hanging
+            self._id += 1
+            os.write(self._to_child, json.dumps({"id": self._id, "method": "Page.handleJavaScriptDialog",
+                                                 "params": {"accept": False}, "sessionId": got.get("sessionId")}).encode() + b"\0")
+        return got
 
     def send(self, method: str, session: bool = False, **params) -> dict:
         self._id += 1
