@@ -9,6 +9,7 @@ folders are given changes nothing.
 """
 from __future__ import annotations
 
+from common.errors import InputError
 from schemas.leaderboard import (CellItemsSummary, CellTable, Gap, Leaderboard, PairTest, RankedScore, Submission,
                                  SystemRow)
 from schemas.records import TASKS
@@ -82,6 +83,9 @@ def build(systems: list[SystemScores], submissions: dict[str, Submission], split
     by_name = {s.retriever.name: s for s in systems}
     every = sorted({c for s in systems for c in s.ndcg}, key=_cell_order)
     common = [c for c in every if all(c in s.ndcg for s in systems)]
+    if not common:
+        raise InputError(systems[0].evaluation, "no cell was scored by every system given: nothing to rank them on "
+                                                "(evaluate each system on the same release's cells)")
     left_out = {c: [s.retriever.name for s in systems if c in s.ndcg] for c in every if c not in common}
     first = systems[0].results
 

@@ -160,3 +160,28 @@ def test_a_submission_must_name_a_system_of_the_folders(folders, tmp_path):
 
     r = runner.invoke(app, ["leaderboard", str(folders["builtin"]), "-s", str(meta), "--out", str(tmp_path / "s")])
     assert r.exit_code == 2 and "field 'run': names 'nobody', no system of the evaluation folders given" in r.output
+
+
+def test_systems_without_a_cell_in_common_are_refused(folders, tmp_path):
+    from tests.tasks.leaderboard.boards import runner
+    from mmedbench.cli import app
+
+    runs = tmp_path / "only-cd-ja"
+    runs.mkdir()
+    (runs / "cd-ja.trec").write_text("cd-ja-C0000002 Q0 C0000002 1 3 x\n")
+    other = tmp_path / "ev-x"
+    assert runner.invoke(app, ["evaluate", str(folders["release"]), "--run", f"x={runs}", "--out", str(other), "-q"]).exit_code == 0
+    solo = tmp_path / "only-xqa-en"
+    solo.mkdir()
+    (solo / "xqa-en.trec").write_text("xqa-en-1 Q0 p1 1 3 y\n")
+    other2 = tmp_path / "ev-y"
+    assert runner.invoke(app, ["evaluate", str(folders["release"]), "--run", f"y={solo}", "--out", str(other2), "-q"]).exit_code == 0
+    r = runner.invoke(app, ["leaderboard", str(other), str(other2), "--out", str(tmp_path / "s")])
+    assert r.exit_code == 2 and "no cell was scored by every system given" in r.output
+    # with bm25 beside x, cd/ja is common: the macro is over it alone, the other cells are listed
+    r = runner.invoke(app, ["leaderboard", str(folders["builtin"]), str(other), "--out", str(tmp_path / "s2")])
+    assert r.exit_code == 0, r.output
+    board = json.loads((tmp_path / "s2" / "leaderboard.json").read_text())
+    assert board["cells"] == ["cd/ja"]
+    assert board["left_out"] == {"xqa/en": ["bm25"], "xqa/ja": ["bm25"], "cd/en": ["bm25"], "evidence/en": ["bm25"]}
+    assert [(s["system"], s["macro"]["score"]) for s in board["systems"]] == [("x", 1.0), ("bm25", 0.0)]
