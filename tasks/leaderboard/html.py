@@ -94,7 +94,7 @@ def _gap_svg(board: Leaderboard) -> str:
     lows = [s.gap_per_lang[l].interval.low for l, s in rows] + [0.0]
     highs = [s.gap_per_lang[l].interval.high for l, s in rows] + [0.0]
     lo, hi = min(lows) - 0.05, max(highs) + 0.05
-    left, width, step, top = 230, 420, 16, 24
+    left, width, step, top = 380, 420, 16, 24
     height = top + step * (len(rows) + len(langs)) + 20
 
     def x(v: float) -> float:
@@ -112,7 +112,7 @@ def _gap_svg(board: Leaderboard) -> str:
             if l != lang:
                 continue
             g, colour = s.gap_per_lang[l], FAMILY_COLOURS.get(s.family, "#7f7f7f")
-            parts.append(f'<text x="14" y="{y + 4}">{e(s.name[:34])} ({e(s.family)})</text>'
+            parts.append(f'<text x="14" y="{y + 4}">{e(s.name[:36])} ({e(s.family)})</text>'
                          f'<line x1="{x(g.interval.low)}" y1="{y}" x2="{x(g.interval.high)}" y2="{y}" stroke="{colour}" stroke-width="2"/>'
                          f'<circle cx="{x(g.gap)}" cy="{y}" r="4" fill="{colour}"><title>{e(s.name)}: {g.gap:+.3f} '
                          f'[{g.interval.low:+.3f}, {g.interval.high:+.3f}]</title></circle>')
