@@ -436,6 +436,10 @@ from mmedbench.cli_evaluate import evaluate  # noqa: E402  (no Prefect import)
 
 app.command()(evaluate)
 
+from mmedbench.cli_leaderboard import leaderboard  # noqa: E402  (no Prefect import)
+
+app.command()(leaderboard)
+
 
 def main() -> None:
     """Run the app; whatever escapes a command still ends in a distinct exit code."""

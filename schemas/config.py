@@ -296,7 +296,7 @@ def _first_error(path: Path, exc: ValidationError) -> InputError:
 _TOML_AT = re.compile(r"^(.*) \(at line (\d+), column (\d+)\)$")
 
 
-def _read_toml(path: Path) -> dict:
+def read_toml(path: Path) -> dict:
     """A TOML file as a dict; any malformed byte or syntax is one InputError at its line."""
     with open_input(path) as fh:
         try:
@@ -319,7 +319,7 @@ def _read_toml(path: Path) -> dict:
 
 
 def load_registry(path: Path) -> dict[str, Language]:
-    raw = _read_toml(path).get("languages", {})
+    raw = read_toml(path).get("languages", {})
     if not isinstance(raw, dict):
         raise InputError(path, "expected a table of languages ([languages.<code>])", field="languages")
     out: dict[str, Language] = {}
@@ -336,7 +336,7 @@ def load_registry(path: Path) -> dict[str, Language]:
 
 def load_config(path: Path | str, extra_registry: Path | None = None) -> LoadedConfig:
     path = paths.input_file(path, "--config")
-    raw = _read_toml(path)
+    raw = read_toml(path)
     try:
         cfg = BuildConfig(**raw)
     except ValidationError as exc:

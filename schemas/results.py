@@ -7,9 +7,13 @@ bootstrap interval over the cell's queries (`statistics` says how it was drawn).
 """
 from __future__ import annotations
 
-from typing import Annotated, Literal, get_args
+import json
+from pathlib import Path
+from typing import Annotated, ClassVar, Literal, get_args
 
-from pydantic import StringConstraints
+from pydantic import StringConstraints, ValidationError
+
+from common.errors import InputError
 
 from schemas.records import LangCode, Sha256, Split, Strict, TaskName, Tier
 
@@ -245,3 +249,38 @@ class EvaluationResults(Strict):
     separations: list[Separation] = []
     inputs: dict[str, Sha256]  # the release files read, with their sha256
     run_inputs: dict[str, Sha256] = {}  # --run files read: "<name>/<file>" -> sha256
+
+    # The file's one reader and one writer (mteb's TaskResult.from_disk / to_disk): evaluate
+    # writes through to_disk, the leaderboard reads through from_disk.
+    FILE: ClassVar[str] = "results.json"
+
+    def to_json(self) -> str:
+        return json.dumps(self.model_dump(mode="json"), ensure_ascii=False, indent=2) + "\n"
+
+    def to_disk(self, folder: Path) -> Path:
+        from common.jsonio import atomic_write
+
+        path = Path(folder) / self.FILE
+        with atomic_write(path) as fh:
+            fh.write(self.to_json())
+        return path
+
+    @classmethod
+    def from_disk(cls, folder: Path) -> "EvaluationResults":
+        """The results of an evaluation folder (`evaluate --out`); one InputError line when it
+        holds none, or one this version cannot read."""
+        path = Path(folder) / cls.FILE
+        if not path.is_file():
+            raise InputError(folder, f"holds no {cls.FILE}: not a folder `mmedbench evaluate --out` completed")
+        try:
+            data = json.loads(path.read_bytes().decode("utf-8"))
+        except (UnicodeDecodeError, ValueError) as exc:
+            raise InputError(path, f"is not JSON ({exc})") from None
+        if not isinstance(data, dict) or data.get("format") != FORMAT:
+            found = data.get("format") if isinstance(data, dict) else type(data).__name__
+            raise InputError(path, f"expected {FORMAT}, found {found!r}", field="format")
+        try:
+            return cls.model_validate(data)
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            raise InputError(path, err["msg"], field=".".join(str(p) for p in err["loc"])) from None

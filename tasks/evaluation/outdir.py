@@ -1,5 +1,7 @@
-"""The results folder (`mmedbench evaluate --out`) is the user's: only what evaluate wrote
-there is ever replaced.
+"""The results folder (`mmedbench evaluate --out`, and `mmedbench leaderboard --out`) is the
+user's: only what that command wrote there is ever replaced. Each function takes the
+command's name (`evaluate` by default): its inventory is `.mmedbench-<command>.json`, and
+the file moved in last is `results.json` for evaluate, `index.html` for the leaderboard.
 
 - Evaluate lists what it wrote in the folder's inventory, `.mmedbench-evaluate.json`
   (each file's sha256). A rerun removes those files, and only if unchanged; any other
@@ -30,15 +32,20 @@ from common.testhooks import hold
 
 INVENTORY = ".mmedbench-evaluate.json"
 LAST = "results.json"  # moved in last: a folder holding it holds complete results
+LAST_OF = {"evaluate": LAST, "leaderboard": "index.html"}
+
+
+def inventory_name(command: str) -> str:
+    return f".mmedbench-{command}.json"
 
 
 def _files(folder: Path) -> dict[str, Path]:
     return {p.relative_to(folder).as_posix(): p for p in sorted(folder.rglob("*")) if p.is_file() or p.is_symlink()}
 
 
-def _inventory(folder: Path) -> dict[str, str]:
-    """The files evaluate wrote into `folder` (relative name -> sha256); {} without an inventory."""
-    path = folder / INVENTORY
+def _inventory(folder: Path, command: str = "evaluate") -> dict[str, str]:
+    """The files `command` wrote into `folder` (relative name -> sha256); {} without an inventory."""
+    path = folder / inventory_name(command)
     if not path.is_file():
         return {}
     try:
@@ -48,17 +55,17 @@ def _inventory(folder: Path) -> dict[str, str]:
             return files
     except (ValueError, KeyError, TypeError):
         pass
-    raise InputError(path, "not an inventory mmedbench evaluate wrote (move it away or choose another --out)")
+    raise InputError(path, f"not an inventory mmedbench {command} wrote (move it away or choose another --out)")
 
 
-def _write_inventory(folder: Path, files: dict[str, str], complete: bool) -> None:
-    with atomic_write(folder / INVENTORY) as fh:
-        fh.write(json.dumps({"complete": complete, "files": dict(sorted(files.items())), "written_by": "mmedbench evaluate"},
+def _write_inventory(folder: Path, files: dict[str, str], complete: bool, command: str = "evaluate") -> None:
+    with atomic_write(folder / inventory_name(command)) as fh:
+        fh.write(json.dumps({"complete": complete, "files": dict(sorted(files.items())), "written_by": f"mmedbench {command}"},
                             indent=2, sort_keys=True) + "\n")
 
 
-def ours(folder: Path) -> dict[str, str]:
-    """The files of `folder` that evaluate may replace (its inventory's, unchanged); raises
+def ours(folder: Path, command: str = "evaluate") -> dict[str, str]:
+    """The files of `folder` that `command` may replace (its inventory's, unchanged); raises
     the one-line InputError if the folder holds anything else. A folder that is not there
     or is empty holds nothing."""
     folder = Path(folder)
@@ -66,17 +73,17 @@ def ours(folder: Path) -> dict[str, str]:
         raise InputError(folder, "is a file; expected a results folder", field="--out")
     if not folder.exists():
         return {}
-    listed = _inventory(folder)
+    listed = _inventory(folder, command)
     present = _files(folder)
-    present.pop(INVENTORY, None)
+    present.pop(inventory_name(command), None)
     foreign = [n for n in present if n not in listed]
     if foreign:
         more = f" and {len(foreign) - 1} more" if len(foreign) > 1 else ""
-        raise InputError(folder, f"holds files mmedbench evaluate did not write ({foreign[0]}{more}); "
+        raise InputError(folder, f"holds files mmedbench {command} did not write ({foreign[0]}{more}); "
                                  "nothing was deleted: choose an empty or new --out folder")
     for name, path in present.items():
         if path.is_symlink() or sha256_file(path) != listed[name]:
-            raise InputError(folder / name, "changed since mmedbench evaluate wrote it; nothing was deleted: "
+            raise InputError(folder / name, f"changed since mmedbench {command} wrote it; nothing was deleted: "
                                             "move it away or choose another --out folder")
     return {n: listed[n] for n in present}
 
@@ -135,12 +142,12 @@ def _lock(out_dir: Path) -> Iterator[None]:
 
 
 @contextmanager
-def results_folder(out_dir: Path) -> Iterator[Path]:
+def results_folder(out_dir: Path, command: str = "evaluate") -> Iterator[Path]:
     """Yield an empty build folder to write results into; on success its files replace
-    what evaluate wrote in `out_dir` before (see the module), under `out_dir`'s lock. On
+    what `command` wrote in `out_dir` before (see the module), under `out_dir`'s lock. On
     any error `out_dir` is left as it was."""
     out_dir = Path(out_dir).resolve()  # "." or a link: the build folder and the lock go beside the real folder
-    ours(out_dir)  # refuse at once, before minutes of scoring
+    ours(out_dir, command)  # refuse at once, before minutes of scoring
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     with _lock(out_dir):
         for stale in out_dir.parent.glob(f".tmp-{out_dir.name}-*"):  # a killed run's; none is running (the lock)
@@ -151,19 +158,20 @@ def results_folder(out_dir: Path) -> Iterator[Path]:
         with removed_if_interrupted(build):
             try:
                 yield build
-                _move_in(build, out_dir)
+                _move_in(build, out_dir, command)
             finally:
                 shutil.rmtree(build, ignore_errors=True)
 
 
-def _move_in(build: Path, out_dir: Path) -> None:
-    old = ours(out_dir)  # again: the folder may have changed while scoring (another run's turn came first)
+def _move_in(build: Path, out_dir: Path, command: str = "evaluate") -> None:
+    old = ours(out_dir, command)  # again: the folder may have changed while scoring (another run's turn came first)
     new = {n: sha256_file(p) for n, p in _files(build).items()}
     out_dir.mkdir(parents=True, exist_ok=True)
-    _write_inventory(out_dir, old | new, complete=False)
+    _write_inventory(out_dir, old | new, complete=False, command=command)
     _remove(out_dir, sorted(old))
-    hold("evaluate:moving")  # tests only: stop with the old results gone and the new ones not in
-    for name in sorted(new, key=lambda n: (n == LAST, n)):
+    hold(f"{command}:moving")  # tests only: stop with the old results gone and the new ones not in
+    last = LAST_OF.get(command, LAST)
+    for name in sorted(new, key=lambda n: (n == last, n)):
         (out_dir / name).parent.mkdir(parents=True, exist_ok=True)
         os.replace(build / name, out_dir / name)
-    _write_inventory(out_dir, new, complete=True)
+    _write_inventory(out_dir, new, complete=True, command=command)

@@ -3,6 +3,9 @@
     bm25 | minilm | use-m | me5-small      built-in systems (tasks/evaluation/systems.py)
     hybrid:A+B                             reciprocal rank fusion of systems A and B's runs
     dense:MODEL_DIR | dense:NAME=MODEL_DIR a user's local sentence-transformers folder
+    dense:MODEL_DIR@multilingual           ... declaring its language coverage (english or
+                                           multilingual), so that it takes a side in the
+                                           separation check (tasks/evaluation/separation.py)
 
 A searcher answers, for one cell, the top documents of each query and the scores of a
 confusion set's members. Indexes and embeddings are shared between cells by corpus
@@ -24,7 +27,21 @@ from tasks.evaluation.systems import BUILTINS, missing_package, package_version
 
 Progress = Callable[[str], None]
 SPEC_HELP = ("expected bm25, minilm, use-m, me5-small, hybrid:A+B (A and B: systems of this evaluation), "
-             "dense:MODEL_DIR or dense:NAME=MODEL_DIR")
+             "dense:MODEL_DIR or dense:NAME=MODEL_DIR, optionally ending @english or @multilingual")
+DECLARABLE = ("english", "multilingual")  # what a user's dense model may declare (systems.Coverage)
+_DECLARED = re.compile(r"^(.*)@([a-z][a-z-]*)$")
+
+
+def split_coverage(rest: str) -> tuple[str, str | None]:
+    """`NAME=DIR@multilingual` -> (`NAME=DIR`, "multilingual"). A folder whose own name ends
+    in @word stays a folder: only a suffix that is no existing path is read as a declaration."""
+    m = _DECLARED.match(rest)
+    if m is None or Path(rest.partition("=")[2] or rest).expanduser().exists():
+        return rest, None
+    if m.group(2) not in DECLARABLE:
+        raise InputError(f"dense:{rest}", f"coverage {m.group(2)!r}: expected @english or @multilingual "
+                                          "(the languages the model was trained for)")
+    return m.group(1), m.group(2)
 
 
 @dataclass(frozen=True)
@@ -81,7 +98,7 @@ def parse_retriever(spec: str, base: Path | None = None) -> RetrieverSpec:
     if spec.startswith("hybrid:"):
         return _hybrid(spec, base)
     if spec.startswith("dense:") and len(spec) > 6:
-        rest = spec[6:]
+        rest, coverage = split_coverage(spec[6:])
         name, _, path = rest.partition("=") if "=" in rest else ("", "", rest)
         model_dir = Path(path).expanduser()
         if not model_dir.is_absolute() and base is not None:
@@ -90,7 +107,7 @@ def parse_retriever(spec: str, base: Path | None = None) -> RetrieverSpec:
         if not name:  # a package's generic "model" folder is named by its package
             folder = Path(os.path.abspath(model_dir))
             name = folder.parent.name if folder.name in ("model", "models") else folder.name
-        return RetrieverSpec(f"dense-{_slug(name)}", "dense", model_dir)
+        return RetrieverSpec(f"dense-{_slug(name)}", "dense", model_dir, coverage=coverage)
     raise InputError(spec, f"unknown retriever ({SPEC_HELP})")
 
 

@@ -10,6 +10,10 @@ same queries, lies above 0.
 In a Latin-script cell an English-only system keeps what the languages share (cognates,
 drug and disease names), so a cell there may fail the test without being broken; in another
 script it has nothing to keep, and failing says the cell does not measure language coverage.
+
+Which side a system takes is its declared coverage (Retriever.coverage): the built-ins'
+(systems.py), or a user's dense model's `dense:DIR@english` / `dense:DIR@multilingual`; a
+system without one (bm25, a hybrid, an undeclared model, run files) takes no side.
 """
 from __future__ import annotations
 

@@ -21,7 +21,6 @@ byte-identical results.json and run files.
 """
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -580,8 +579,7 @@ def _results(info: ReleaseInfo, splits: list[str], systems: list, cells: list[Ce
 
 
 def _write_outputs(res: EvaluationResults, out_dir: Path) -> None:
-    with atomic_write(out_dir / "results.json") as fh:
-        fh.write(json.dumps(res.model_dump(mode="json"), ensure_ascii=False, indent=2) + "\n")
+    res.to_disk(out_dir)  # results.json: the type owns its file
     from tasks.evaluation.plots import write_figures
     from tasks.evaluation.report import results_markdown
 

