@@ -394,7 +394,8 @@ def check_tiers(rel: Release, languages: dict[str, Language]) -> tuple[AuditChec
     per_cell = []
     for v in stats["verdicts"]:
         failures += v.failures
-        pivot = f"pivots {v.pivot.ladder()}" if v.pivot is not None and v.pivot.sets() else "no pivots"
+        pivot = (f"pivots {v.pivot.ladder()}, nearest-distractor closeness {v.pivot.closeness_ladder()}"
+                 if v.pivot is not None and v.pivot.sets() else "no pivots")
         per_cell.append(f"{v.cell} {pivot}; own queries {v.label()}")
     detail = ("; ".join(f"{t}: sets={tiers[t]['sets']} sim={tiers[t]['mean_similarity']}" for t in TIERS)
               + " | within-set accuracy@1 easy/medium/hard: " + (" | ".join(per_cell) or "no cd cell"))

@@ -87,8 +87,8 @@ def test_flat_tiers_fail_beyond_noise(tmp_path):
     check, stats = check_tiers(Release(tmp_path), REGISTRY)
     assert not check.passed
     assert check.failures[1:] == [
-        "cd/en: bm25 (English pivots) within-set accuracy@1 does not fall from easy to hard beyond noise: 1.0 -> 1.0 "
-        "(z 0.00 <= 2.0)",
+        "cd/en: bm25 (English pivots): the nearest distractor does not come closer from easy to hard beyond noise: "
+        "closeness 0.0 -> 0.0 (z 0.00 <= 2.0)",
         "cd/en: no system above chance sees within-set accuracy@1 fall from easy to hard beyond noise: bm25 1.0 -> 1.0 "
         "(z 0.00 <= 2.0)"]
 
@@ -100,8 +100,9 @@ def test_a_harder_tier_that_is_easier_beyond_noise_fails(tmp_path):
     swapped = [({"easy": "medium", "medium": "easy"}.get(t, t), *rest) for t, *rest in sets]
     _write_cell(tmp_path, swapped)
     check, stats = check_tiers(Release(tmp_path), REGISTRY)
-    assert [f for f in check.failures if "rises" in f] == [
-        "cd/en: bm25 (English pivots) within-set accuracy@1 rises from easy to medium beyond noise: 0.5 -> 1.0 (z 5.48 > 2.0)",
+    assert check.failures[1:] == [
+        "cd/en: bm25 (English pivots): the nearest distractor is farther in medium than in easy beyond noise: "
+        "closeness 0.9223 -> 0.0 (z 63.94 > 2.0)",
         "cd/en: bm25 within-set accuracy@1 rises from easy to medium beyond noise: 0.5 -> 1.0 (z 5.48 > 2.0)"]
 
 
@@ -113,10 +114,12 @@ def test_swapped_tiers_fail_through_the_pivots_where_the_language_reads_at_chanc
     check, stats = check_tiers(Release(tmp_path), REGISTRY)
     assert _ladder(stats, "cd/fr", "bm25") == {"easy": (30, 0.0), "medium": (30, 0.0), "hard": (30, 0.0)}
     assert check.failures[1:] == [
-        "cd/fr: bm25 (English pivots) within-set accuracy@1 does not fall from easy to hard beyond noise: 0.0 -> 1.0 "
-        "(z -1000000000.00 <= 2.0)",
-        "cd/fr: bm25 (English pivots) within-set accuracy@1 rises from easy to medium beyond noise: 0.0 -> 0.5 (z 5.48 > 2.0)",
-        "cd/fr: bm25 (English pivots) within-set accuracy@1 rises from medium to hard beyond noise: 0.5 -> 1.0 (z 5.48 > 2.0)"]
+        "cd/fr: bm25 (English pivots): the nearest distractor does not come closer from easy to hard beyond noise: "
+        "closeness 1.0 -> 0.0 (z -inf <= 2.0)",
+        "cd/fr: bm25 (English pivots): the nearest distractor is farther in medium than in easy beyond noise: "
+        "closeness 1.0 -> 0.9223 (z 5.39 > 2.0)",
+        "cd/fr: bm25 (English pivots): the nearest distractor is farther in hard than in medium beyond noise: "
+        "closeness 0.9223 -> 0.0 (z 63.94 > 2.0)"]
     assert stats["verdicts"][0].label() == "at chance for bm25 (the tiers are read through the English pivots only)"
 
 
@@ -137,8 +140,9 @@ def test_a_language_bm25_reads_below_chance_is_labelled_and_passes(tmp_path):
     assert (check.passed, check.failures) == (True, [])
     verdict = stats["verdicts"][0]
     assert verdict.label() == "at chance for bm25 (the tiers are read through the English pivots only)"
-    assert check.detail.endswith("| within-set accuracy@1 easy/medium/hard: cd/it pivots 1.0/0.5/0.0; own queries "
-                                 "at chance for bm25 (the tiers are read through the English pivots only)")
+    assert check.detail.endswith("| within-set accuracy@1 easy/medium/hard: cd/it pivots 1.0/0.5/0.0, nearest-distractor "
+                                 "closeness 0.0/0.9223/1.0; own queries at chance for bm25 (the tiers are read through the "
+                                 "English pivots only)")
 
 
 def test_a_language_above_chance_with_flat_tiers_fails_though_its_pivots_pass(tmp_path):
@@ -223,8 +227,8 @@ def test_too_few_sets_are_reported_not_judged(tmp_path):
     _write_cell(tmp_path / "b", _sets(TIER_MIN_SETS - 1, ordered=True))
     check, stats = check_tiers(Release(tmp_path / "b"), REGISTRY)
     # medium: 14 of its 29 sets (the odd words) are found
-    assert check.detail.endswith(f"cd/en pivots 1.0/0.4828/0.0; own queries bm25 1.0/0.4828/0.0, under {TIER_MIN_SETS} sets "
-                                 "a tier: not judged")
+    assert check.detail.endswith(f"cd/en pivots 1.0/0.4828/0.0, nearest-distractor closeness 0.0/0.9242/1.0; own queries "
+                                 f"bm25 1.0/0.4828/0.0, under {TIER_MIN_SETS} sets a tier: not judged")
 
 
 def _failures(check) -> list[str]:
@@ -250,10 +254,10 @@ def test_the_tier_check_reports_every_tier_and_the_cells_it_measured(tmp_path):
     sims = [_mean_similarity(sets, t) for t in ("easy", "medium", "hard")]
     assert sims[0] < sims[1] < sims[2]  # the crafted tiers are ordered, as the check then finds
     assert check.detail == (f"easy: sets=30 sim={sims[0]}; medium: sets=30 sim={sims[1]}; hard: sets=30 sim={sims[2]} "
-                            "| within-set accuracy@1 easy/medium/hard: cd/en pivots 1.0/0.5/0.0; own queries read by "
-                            "bm25 1.0/0.5/0.0")
+                            "| within-set accuracy@1 easy/medium/hard: cd/en pivots 1.0/0.5/0.0, nearest-distractor "
+                            "closeness 0.0/0.9223/1.0; own queries read by bm25 1.0/0.5/0.0")
     check, _ = _tier_check(tmp_path / "b", _sets(2, ordered=True))
-    assert check.detail.endswith("cd/en pivots 1.0/0.5/0.0; own queries bm25 1.0/0.5/0.0, under 30 sets a tier: not judged")
+    assert check.detail.endswith("; own queries bm25 1.0/0.5/0.0, under 30 sets a tier: not judged")
 
 
 def test_flat_tiers_fail_on_similarity_and_on_bm25(tmp_path):
@@ -262,8 +266,8 @@ def test_flat_tiers_fail_on_similarity_and_on_bm25(tmp_path):
     flat = _mean_similarity(sets, "easy")
     assert check.failures == [
         f"mean target-distractor similarity not increasing easy<medium<hard: {[flat] * 3}",
-        "cd/en: bm25 (English pivots) within-set accuracy@1 does not fall from easy to hard beyond noise: 1.0 -> 1.0 "
-        "(z 0.00 <= 2.0)",
+        "cd/en: bm25 (English pivots): the nearest distractor does not come closer from easy to hard beyond noise: "
+        "closeness 0.0 -> 0.0 (z 0.00 <= 2.0)",
         "cd/en: no system above chance sees within-set accuracy@1 fall from easy to hard beyond noise: bm25 1.0 -> 1.0 "
         "(z 0.00 <= 2.0)"]
     assert check.detail == "3 failure(s)"
