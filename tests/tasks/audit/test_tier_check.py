@@ -308,3 +308,20 @@ def test_trivial_match_names_each_cd_query_found_in_its_entry(tmp_path):
     assert (ok.passed, ok.detail) == (True, "1 cd queries, none found in its relevant entry by string matching")
     rel.cells["cd/en"]["corpus"] = [(1, {"_id": "elsewhere", "title": "fever", "text": "fever"})]  # the qrel's entry is missing
     assert audit.check_trivial_match(rel).passed
+
+
+def test_the_card_labels_a_cell_no_system_reads_above_chance(tmp_path):
+    """The card's tier table gives the audit's readings of each cd cell, written before the
+    manifest is on disk (from the manifest the card is given)."""
+    from tasks.release.card import _tier_readings
+
+    def query(i, english, target):
+        return "parola sclerosi"  # shares nothing with the English entries
+    _write_cell(tmp_path, _in(query, _sets(TIER_MIN_SETS, ordered=True)), lang="fr")
+    manifest = {"cells": {"cd/fr": {}}, "build_id": "ab" * 32,
+                "languages": {k: REGISTRY[k].model_dump(mode="json") for k in ("en", "fr")}}
+    lines = _tier_readings(manifest, tmp_path)
+    assert lines[-4:] == ["| cell | English pivots (BM25) | own queries |", "|---|---|---|",
+                          "| cd/fr | 1.0 / 0.5 / 0.0 (closeness 0.0 / 0.9223 / 1.0) | at chance for bm25 (the tiers are "
+                          "read through the English pivots only) |", ""]
+    assert "*at chance*" in lines[0]
