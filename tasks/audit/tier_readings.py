@@ -11,16 +11,17 @@ members). Two readings come from the folder alone, with BM25 (the cell's corpus 
 - `bm25 (English pivots)`: the cell's queries asked in English (each query's `pivot_text`;
   an English cell's own queries). English names against English entries: this reads how
   hard each distractor set is, in every cell whatever its language, so the tiers themselves
-  are checked everywhere.
+  are checked everywhere. A cd pivot is the target's own name, which its entry holds, so
+  its accuracy@1 sits near its ceiling in every tier; the gate reads `closeness` instead,
+  how near the set's best distractor scores to the target.
 - `bm25`: the cell's own queries, tokenized as the registry says for the language.
 
 and one per system a build's own evaluation scored (`evaluation/results.json`, when it is
 this build's: its per-tier within-set accuracy, ties at their expectation, summed over the
 splits it scored). The audit reads the pivot tiers as a gate, and the native ones through
 the systems above chance in the cell: a system whose accuracy over the cell's sets does not
-exceed the blind guess by more than CHANCE_Z standard errors (the test
-`evaluate` labels a ladder "at chance" by, tasks/evaluation/tier_steps.py) tells its members apart no
-better than a guess (BM25 where the language shares no token, or few, with the English
+exceed the blind guess by more than CHANCE_Z standard errors (the test `evaluate` labels a
+ladder "at chance" by, tasks/evaluation/tier_steps.py) tells its members apart no better than a guess (BM25 where the language shares no token, or few, with the English
 entries), so its order says nothing of the tiers. Where no system is above chance the cell
 is labelled, never failed on them. A tie counts as a miss in the audit's BM25 readings (a
 tie is not a discrimination); the evaluation's are its published numbers.

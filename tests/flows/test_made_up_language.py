@@ -38,18 +38,21 @@ MRSAB = f"||{SAB}|{SAB}|Made-up test terms|{SAB}||||||||0||||PT||{LAT}|UTF-8|Y|Y
 
 # two clinical cases, English and the made-up language, in CasiMedicos' layout
 CASES = {
-    "EN": [("CARDIOLOGY", "A 70-year-old woman has palpitations and an irregular pulse at rest.",
-            "Which test confirms the rhythm?", ["Electrocardiogram.", "Chest X-ray.", "Spirometry.", "Gastroscopy."], 1,
-            "An electrocardiogram records the irregular rhythm of atrial fibrillation."),
-           ("NEPHROLOGY", "A man with long-standing diabetes has foamy urine and swollen ankles.",
-            "Which finding is expected?", ["Hypokalemia.", "Proteinuria.", "Polycythemia.", "Hypercalcemia."], 2,
-            "Diabetic kidney disease leaks protein into the urine.")],
-    CODE.upper(): [("KARDIOLOGIE", "Eine 70-jährige Frau hat Herzklopfen und einen unregelmäßigen Puls in Ruhe.",
-                    "Welche Untersuchung bestätigt den Rhythmus?", ["Elektrokardiogramm.", "Röntgenaufnahme des Thorax.",
-                                                                   "Spirometrie.", "Magenspiegelung."], 1, ""),
-                   ("NEPHROLOGIE", "Ein Mann mit langjährigem Diabetes hat schäumenden Urin und geschwollene Knöchel.",
-                    "Welcher Befund ist zu erwarten?", ["Hypokaliämie.", "Eiweißausscheidung im Urin.", "Polyglobulie.",
-                                                        "Hyperkalzämie."], 2, "")],
+    "EN": [("CARDIOLOGY", "A 70-year-old man faints; his pulse is slow and regular.",
+            "Which rhythm disorder explains it?", ["Atrioventricular block.", "Atrial flutter.", "Sinus tachycardia.",
+                                                   "Ventricular ectopy."], 1,
+            "A slow regular pulse with fainting points to atrioventricular block."),
+           ("GASTROENTEROLOGY", "A woman has severe upper abdominal pain radiating to the back after heavy drinking.",
+            "Which diagnosis is most likely?", ["Acute pancreatitis.", "Appendicitis.", "Cholecystitis.", "Gastritis."], 1,
+            "Epigastric pain radiating to the back after alcohol suggests acute pancreatitis.")],
+    CODE.upper(): [("KARDIOLOGIE", "Ein 70-jähriger Mann wird ohnmächtig; sein Puls ist langsam und regelmäßig.",
+                    "Welche Rhythmusstörung erklärt das?", ["Atrioventrikulärer Block.", "Vorhofflattern.",
+                                                           "Sinustachykardie.", "Ventrikuläre Extrasystolen."], 1, ""),
+                   ("GASTROENTEROLOGIE", "Eine Frau hat nach starkem Alkoholkonsum heftige Oberbauchschmerzen, die in den "
+                                         "Rücken ausstrahlen.",
+                    "Welche Diagnose ist am wahrscheinlichsten?", ["Akute Bauchspeicheldrüsenentzündung.",
+                                                                   "Blinddarmentzündung.", "Gallenblasenentzündung.",
+                                                                   "Magenschleimhautentzündung."], 1, "")],
 }
 
 
