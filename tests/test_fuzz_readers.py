@@ -20,6 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from common.errors import InputError
+from tasks.sources.adapters.casimedicos import read_sentences
 from tests.conftest import ROOT
 from tests.tasks.sources import test_adapters as fx
 from tests.tasks.sources import test_casimedicos as cx
@@ -211,6 +212,8 @@ ADAPTER_INPUTS = {
     "casimedicos": ("EN/dev.tsv", _tsv(cx.EN)),
     "casimedicos-native": ("ES/dev.tsv", _tsv(cx.ES)),
     "casimedicos-translation": ("FR/dev.tsv", _tsv(cx.FR)),
+    # another publisher's shape of the same file: tab-separated, a fourth column, a BOM and CRLF
+    "casimedicos-tabs": ("ES/dev.tsv", b"\xef\xbb\xbf" + _tsv([cx.publisher_shapes(c, "tabs") for c in cx.ES]).replace(b"\n", b"\r\n")),
     "beir-corpus": ("toyset/corpus.jsonl", None),
     "beir-queries": ("toyset/queries.jsonl", None),
     "beir-qrels": ("toyset/qrels/test.tsv", None),
@@ -232,7 +235,7 @@ def _adapter_source(root: Path, which: str, mutated_bytes: bytes) -> tuple[str, 
         for key in ("casimedicos", "casimedicos-native", "casimedicos-translation"):
             rel, data = ADAPTER_INPUTS[key]
             (root / rel).parent.mkdir(parents=True, exist_ok=True)
-            (root / rel).write_bytes(mutated_bytes if key == which else data)
+            (root / rel).write_bytes(mutated_bytes if rel == ADAPTER_INPUTS[which][0] else data)
         return fmt, root
     if fmt == "igakuqa":
         for key in ("igakuqa", "igakuqa-translation"):
@@ -274,12 +277,32 @@ def test_every_source_adapter_fuzz(work, data, which):
 
 
 @FUZZ
-@given(data=st.data(), which=st.sampled_from(["casimedicos", "casimedicos-native", "casimedicos-translation"]))
+@given(data=st.data(), which=st.sampled_from(["casimedicos", "casimedicos-native", "casimedicos-translation", "casimedicos-tabs"]))
 def test_casimedicos_reader_fuzz(work, data, which):
     """The token-per-line reader and its pairing, on each language's file mutated (its own draws:
     the shared fuzz above gives it a few of its 60)."""
     fmt, path = _adapter_source(work / "src", which, data.draw(mutated(GENUINE[which])))
     only_input_errors(lambda p: READERS_WITH_DROPS[fmt](p, ALL), path)
+
+
+@FUZZ
+@given(data=st.data())
+def test_token_lines_keep_their_tokens_whatever_the_separators(data):
+    """Any runs of spaces and tabs between a line's fields, and any columns after its label,
+    give the same token and the same sentence; a BOM-less file's CRLF, CR or LF likewise."""
+    sep = st.text(alphabet=" \t", min_size=1, max_size=4)
+    token = st.text(alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters=" \t\r\n"), min_size=1, max_size=8)
+    words = data.draw(st.lists(token, min_size=1, max_size=6))
+    lines = []
+    for w in words:
+        extra = data.draw(st.lists(st.text(alphabet="abcXY_01", min_size=0, max_size=3), max_size=3))
+        tail = "".join(data.draw(sep) + e for e in extra) + data.draw(st.sampled_from(["", " ", "\t", "\t\t"]))
+        lines.append(w + data.draw(sep) + data.draw(st.sampled_from(["O", "B-Premise", "I-Claim"])) + tail)
+    end = data.draw(st.sampled_from(["\n", "\r\n", "\r"]))
+    blank = data.draw(st.sampled_from(["", " ", "\t\t\t"]))
+    text = end.join(lines + [blank] + lines) + end
+    got = read_sentences(Path("XX/dev.tsv"), text)
+    assert [(s.line, s.text) for s in got] == [(1, " ".join(words)), (len(words) + 2, " ".join(words))]
 
 
 def test_the_genuine_adapter_inputs_read_cleanly(work):

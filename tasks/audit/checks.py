@@ -20,11 +20,11 @@ from common.text import char_shingles, jaccard, normalize
 from schemas.records import TASKS, TIERS, AuditCheck, ConfusionSet, Document, PivotQuery, Qrel, Query, ReleaseManifest
 from tasks.allocation.concept_entries import gives_away
 from tasks.dedup.near_duplicates import NearDuplicateIndex
-from tasks.evaluation.lexical import BM25Index, document_text, tokenizer_for
 from tasks.translation import langid
 from tasks.translation.gates import detect_languages, text_gates
 from tasks.release.hub import PIVOT_QUERIES
 from tasks.release.writers import file_rows, release_files
+from tasks.audit import tier_readings
 from tasks.audit.integrity import hash_problems, identity_problems
 
 MAX_FAILURES = 20
@@ -332,35 +332,37 @@ def check_trivial_match(rel: Release) -> AuditCheck:
     return _check("trivial_match", failures, f"{n} cd queries, none found in its relevant entry by string matching")
 
 
-# tiers must be ordered for retrievers, not only by construction: measured where query and
-# corpus share a script (BM25 has nothing to match across scripts), on cells large enough
-# for a difference to be more than noise
-TIER_MIN_SETS = 30
-TIER_FALL_Z = 2.0  # easy -> hard must fall by more than this many standard errors
-TIER_RISE_Z = 2.0  # no step to a harder tier may rise by more than this many
+# tiers must be ordered for retrievers, not only by construction: read through the English
+# pivots in every cd cell, and through the systems above chance on the cell's own queries
+# (tasks/audit/tier_readings.py), on cells large enough for a difference to be more than noise
+TIER_MIN_SETS = tier_readings.TIER_MIN_SETS
+TIER_FALL_Z = tier_readings.TIER_FALL_Z
+TIER_RISE_Z = tier_readings.TIER_RISE_Z
 
 
-def _same_script(lang: Language | None) -> bool:
-    return lang is not None and "Latin" in lang.scripts
+def _release_results(rel: Release) -> dict | None:
+    """The build's own evaluation results, when the release holds them (listed and hashed by
+    its manifest, `build_id` this build's); else None."""
+    path = rel.root / "evaluation" / "results.json"
+    if "evaluation/results.json" not in rel.manifest_raw.get("files", {}) or not path.is_file():
+        return None
+    try:
+        results = json.loads(path.read_bytes())
+    except ValueError:
+        return None  # `hashes` and `file_kinds` judge the file; here it is no evidence
+    if not isinstance(results, dict) or results.get("build_id") != rel.manifest_raw.get("build_id"):
+        return None
+    return results
 
 
 def tier_statistics(rel: Release, languages: dict[str, Language]) -> dict[str, dict]:
-    """Per tier, over every cd cell: sets and mean target-distractor title similarity; per
-    same-script cell and tier: BM25 accuracy@1 of the real query within its own set (the
-    cell's BM25 index restricted to the set's members; the target must score strictly
-    above every distractor: a tie is not a discrimination)."""
+    """Per tier, over every cd cell: sets and mean target-distractor title similarity; per cd
+    cell: its readings (tasks/audit/tier_readings.py) and their verdict."""
     stats = {t: {"sets": 0, "similarity": []} for t in TIERS}
-    cells: dict[str, dict[str, list[bool]]] = {}
     for cell, c in sorted(rel.cells.items()):
         if c["task"] != "cd":
             continue
         docs = {d["_id"]: d for _, d in c["corpus"] if "_id" in d}
-        queries = {q.get("_id"): q for _, q in c["queries"]}
-        lang = languages.get(c["lang"])
-        index = None
-        if _same_script(lang) and docs:
-            index = BM25Index(sorted((k, document_text(d)) for k, d in docs.items()), tokenizer_for(lang))
-            cells[cell] = {t: [] for t in TIERS}
         for _, s in rel.confusion:
             if s.get("lang") != c["lang"] or s.get("tier") not in stats or s.get("target_cui") not in docs:
                 continue
@@ -369,16 +371,15 @@ def tier_statistics(rel: Release, languages: dict[str, Language]) -> dict[str, d
             t["sets"] += 1
             target_name = docs[s["target_cui"]]["title"]
             t["similarity"] += [jaccard(char_shingles(target_name, 3), char_shingles(docs[d]["title"], 3)) for d in members[1:]]
-            q = queries.get(s["set_id"])
-            if index is not None and q is not None:
-                scores = dict(index.within(q.get("text", ""), members))
-                best = scores[s["target_cui"]]
-                cells[cell][s["tier"]].append(best > 0 and all(best > v for k, v in scores.items() if k != s["target_cui"]))
+    cells = tier_readings.cd_cells((c["lang"], [d for _, d in c["corpus"]], [q for _, q in c["queries"]])
+                                   for c in rel.cells.values() if c["task"] == "cd")
+    confusion = [s for _, s in rel.confusion]
+    readings = tier_readings.bm25_readings(cells, confusion, languages)
+    readings += tier_readings.evaluation_readings(_release_results(rel), cells, confusion)
     return {"tiers": {t: {"sets": v["sets"],
                           "mean_similarity": round(sum(v["similarity"]) / len(v["similarity"]), 4) if v["similarity"] else None}
                       for t, v in stats.items()},
-            "bm25_within_set": {cell: {t: {"n": len(v), "accuracy": round(sum(v) / len(v), 4) if v else None}
-                                       for t, v in per.items()} for cell, per in cells.items()}}
+            "readings": readings, "verdicts": tier_readings.judge(readings)}
 
 
 def check_tiers(rel: Release, languages: dict[str, Language]) -> tuple[AuditCheck, dict]:
@@ -390,29 +391,14 @@ def check_tiers(rel: Release, languages: dict[str, Language]) -> tuple[AuditChec
         failures.append("a tier has no confusion set: " + ", ".join(f"{t}={tiers[t]['sets']}" for t in TIERS))
     elif not sims[0] < sims[1] < sims[2]:
         failures.append(f"mean target-distractor similarity not increasing easy<medium<hard: {sims}")
-    measured = []
-    for cell, per in stats["bm25_within_set"].items():
-        if min(per[t]["n"] for t in TIERS) < TIER_MIN_SETS:
-            continue
-        measured.append(cell)
-        def z(a: str, b: str) -> float:
-            pa_, pb = per[a]["accuracy"], per[b]["accuracy"]
-            se = math.sqrt(pa_ * (1 - pa_) / per[a]["n"] + pb * (1 - pb) / per[b]["n"]) or 1e-9
-            return (pa_ - pb) / se
-
-        # harder tiers must be harder for the retriever: the ladder falls from easy to hard
-        # by more than sampling noise, and no step rises beyond it
-        if z("easy", "hard") <= TIER_FALL_Z:
-            failures.append(f"{cell}: BM25 within-set accuracy@1 does not fall from easy to hard beyond noise: "
-                            f"{per['easy']['accuracy']} -> {per['hard']['accuracy']} (z {z('easy', 'hard'):.2f} <= {TIER_FALL_Z})")
-        for a, b in (("easy", "medium"), ("medium", "hard")):
-            if -z(a, b) > TIER_RISE_Z:
-                failures.append(f"{cell}: BM25 within-set accuracy@1 rises from {a} to {b} beyond noise: "
-                                f"{per[a]['accuracy']} -> {per[b]['accuracy']} (z {-z(a, b):.2f} > {TIER_RISE_Z})")
-    accs = "; ".join(f"{cell} " + "/".join(str(per[t]["accuracy"]) for t in TIERS) for cell, per in stats["bm25_within_set"].items())
+    per_cell = []
+    for v in stats["verdicts"]:
+        failures += v.failures
+        pivot = (f"pivots {v.pivot.ladder()}, nearest-distractor closeness {v.pivot.closeness_ladder()}"
+                 if v.pivot is not None and v.pivot.sets() else "no pivots")
+        per_cell.append(f"{v.cell} {pivot}; own queries {v.label()}")
     detail = ("; ".join(f"{t}: sets={tiers[t]['sets']} sim={tiers[t]['mean_similarity']}" for t in TIERS)
-              + f"; BM25 within-set accuracy@1 easy/medium/hard: {accs or 'no same-script cd cell'}"
-              + f" (ordering checked in {', '.join(measured) or 'no cell'}: cells with >= {TIER_MIN_SETS} sets per tier)")
+              + " | within-set accuracy@1 easy/medium/hard: " + (" | ".join(per_cell) or "no cd cell"))
     return _check("tier_ordering", failures, detail), stats
 
 

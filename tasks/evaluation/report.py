@@ -244,9 +244,10 @@ def tier_step_lines(res: EvaluationResults, split: str) -> list[str]:
                  f"(every labelling enumerated up to {st.tier_step_exact_up_to_patterns}, else "
                  f"{st.randomization_permutations} seeded shuffles); beyond noise: p < {st.alpha}, read only where both "
                  f"tiers have at least {st.tier_step_min_sets} sets (else too few sets); strictly ordered: "
-                 "easy > medium > hard on the accuracies; at chance: more than half the cell's sets tie every member "
-                 "(the retriever told their members apart not at all, so each scores 1 / its size in any tier and "
-                 "the order is set by the few others).", "",
+                 "easy > medium > hard on the accuracies; at chance: the accuracy over the cell's sets is not above "
+                 "the blind guess (1 / a set's members) by more than two standard errors, or more than half the sets "
+                 "tie every member (the retriever told their members apart no better than a guess, so its order says "
+                 "nothing of the tiers).", "",
              "| retriever | lang | sets easy / medium | easy - medium | p | verdict | sets medium / hard | medium - hard "
              "| p | verdict | strictly ordered |",
              "|---|---|---:|---:|---:|---|---:|---:|---:|---|---|"]
@@ -254,7 +255,10 @@ def tier_step_lines(res: EvaluationResults, split: str) -> list[str]:
         steps = " | ".join(f"{s.upper_sets} / {s.lower_sets} | {'-' if s.difference is None else f'{s.difference:+.3f}'} | "
                            f"{_p(s.p_value)} | {s.verdict}" for s in t.steps)
         sets = t.steps[0].upper_sets + t.steps[0].lower_sets + t.steps[1].lower_sets  # easy, medium, hard
-        chance = f" (at chance: {t.all_tied} of {sets} sets tie every member)" if t.at_chance else ""
+        chance = ""
+        if t.at_chance:  # most sets tied, else an accuracy no better than a guess
+            chance = (f" (at chance: {t.all_tied} of {sets} sets tie every member)" if 2 * t.all_tied > sets else
+                      f" (at chance: not above the blind guess beyond noise; {t.all_tied} of {sets} sets tie every member)")
         lines.append(f"| {t.retriever} | {t.lang} | {steps} | {'yes' if t.strictly_ordered else 'no'}{chance} |")
     return lines
 

@@ -118,7 +118,7 @@ def _prepare_out(out_dir: Path) -> None:
     prepare_out(out_dir)
 
 
-SetScores = dict[str, list[tuple[float, float, bool, bool, str]]]  # tier -> (accuracy@1, RR, tied, all tied, query id)
+SetScores = dict[str, list[tuple[float, float, bool, bool, float, str]]]  # tier -> (accuracy@1, RR, tied, all tied, blind guess, query id)
 
 
 def _set_scores(cell: Cell, split: str, searcher, confusion: dict) -> SetScores:
@@ -131,7 +131,7 @@ def _set_scores(cell: Cell, split: str, searcher, confusion: dict) -> SetScores:
             raise InputError("cd/confusion_sets.jsonl", f"no confusion set for the cd query {qid!r}")
         members = [s["target_cui"]] + list(s["distractor_cuis"])
         scores = {d: float(format_score(v)) for d, v in searcher.within(position[qid], members).items()}
-        by_tier[s["tier"]].append((*within_set(s["target_cui"], scores), all_tied(scores), qid))
+        by_tier[s["tier"]].append((*within_set(s["target_cui"], scores), all_tied(scores), 1.0 / len(scores), qid))
     return by_tier
 
 
@@ -300,7 +300,8 @@ def _score_cell(system, cell: Cell, splits: list[str], out_dir: Path, per_query_
                 by_tier = _set_scores(cell, s, searcher, confusion)
                 tiers += _tiers(system.name, cell, s, by_tier, per_q)
                 steps.append(tier_steps(system.name, cell.lang, s, {t: [r[0] for r in rows] for t, rows in by_tier.items()},
-                                        all_tied=sum(1 for rows in by_tier.values() for r in rows if r[3])))
+                                        all_tied=sum(1 for rows in by_tier.values() for r in rows if r[3]),
+                                        guesses=sum(r[4] for rows in by_tier.values() for r in rows)))
     return results, tiers, steps
 
 

@@ -133,6 +133,28 @@ def _pivots(manifest: dict) -> list[str]:
     return lines + [""]
 
 
+def _tier_readings(manifest: dict, out_dir: Path) -> list[str]:
+    """Per cd cell, how its tiers read through retrieval: what the audit's tier check reads
+    (tasks/audit/tier_readings.py), so a cell no system reads above chance says so here."""
+    from tasks.audit.tier_readings import TIER_MIN_SETS, folder_verdicts
+
+    verdicts = folder_verdicts(out_dir, manifest)
+    if not verdicts:
+        return []
+    lines = ["How the tiers read through retrieval, per cd cell: within-set accuracy@1 easy / medium / hard of BM25 on the "
+             "cell's queries asked in English, with how close the nearest distractor comes to the target (its score over "
+             "the target's: the tiers themselves, read alike in every language), and of each system "
+             "above chance on the cell's own queries (BM25, and the systems of this release's own evaluation); a cell no "
+             "system reads better than a blind guess is *at chance* for them, and its tiers are read through the English "
+             f"pivots only (the audit judges cells with at least {TIER_MIN_SETS} sets a tier).", "",
+             "| cell | English pivots (BM25) | own queries |", "|---|---|---|"]
+    for v in verdicts:
+        pivot = (f"{v.pivot.ladder().replace('/', ' / ')} (closeness {v.pivot.closeness_ladder().replace('/', ' / ')})"
+                 if v.pivot is not None and v.pivot.sets() else "-")
+        lines.append(f"| {v.cell} | {pivot} | {v.label()} |")
+    return lines + [""]
+
+
 def _tiers(sims: dict[str, list[float]], distractors: int) -> list[str]:
     lines = ["## Confusion-set tiers (cd)", "",
              f"Each cd query names a target concept; its candidates are the target and {distractors} distractors at one tier: "
@@ -434,6 +456,7 @@ def write_card(manifest: dict, report: dict, out_dir: Path, source_items: dict[s
     lines += _provenance(manifest)
     lines += _pivots(manifest)
     lines += _tiers(sims, cfg["tasks"]["cd"]["distractors"])
+    lines += _tier_readings(manifest, out_dir)
     lines += _loading(manifest)
     lines += _dropped(report)
     lines += _licences(rows)

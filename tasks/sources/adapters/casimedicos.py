@@ -3,8 +3,11 @@ with five options, the correct answer and the explanation doctors wrote, in the 
 and in translation, one folder per language (`EN/`, `ES/`, `FR/`), each with the same split files
 (`train.tsv`, `dev.tsv`, `test.tsv`) holding the same cases in the same order.
 
-A file is one token a line, `TOKEN LABEL [QUALITY]` (whitespace-separated; LABEL `O`, `B-<type>`
-or `I-<type>`, the argument annotation), a blank line between sentences. A case is:
+A file is one token a line, `TOKEN LABEL [QUALITY ...]` (LABEL `O`, `B-<type>` or `I-<type>`, the
+argument annotation), a blank line between sentences. Fields are separated by any run of spaces
+or tabs (the English and Spanish files by one space, another language's files by tabs, with a
+fourth column, a correction flag, usually empty); columns after LABEL are not read. A BOM, CRLF
+or CR line ends change nothing. A case is:
 
     QUESTION TYPE: <specialty>            the case starts here (English in every language)
     CLINICAL CASE:                        an all-capitals heading ending in ':' (optional)
@@ -38,6 +41,8 @@ STATUSES = ("human-translated", "machine-translated", "machine-translated and ve
 DEFAULT_FILES = {"en": "EN", "es": "ES", "fr": "FR"}
 
 LABEL = re.compile(r"^(O|[BI]-[A-Za-z]+)$")
+FIELD_SEPARATOR = re.compile(r"[ \t]+")  # what publishers ship: one space, or tabs (and empty columns)
+LINE_END = re.compile(r"\r\n|\r|\n")  # universal newlines, as Python's text mode reads them
 OPTION = re.compile(r"^([0-9]{1,3})\s*-\s*(.*)$", re.S)
 # "CORRECT ANSWER: 3", "CORRECT ANSWER : 3", "BONNE RÉPONSE : 3": a capitalised heading, ':', the number
 ANSWER = re.compile(r"^(?P<head>[^\W\d_][^\d:]*?)\s*:\s*(?P<n>[0-9]{1,3})\.?$")
@@ -64,25 +69,35 @@ class Case:
 # ------------------------------------------------------------------------------- one file
 
 
+def token_fields(raw: str) -> list[str]:
+    """A token line's fields: split on any run of spaces or tabs, none empty (a line of
+    separators only, an empty trailing column: nothing)."""
+    return [f for f in FIELD_SEPARATOR.split(raw) if f]
+
+
 def read_sentences(path: Path, text: str) -> list[Sentence]:
-    """Token-per-line text -> sentences. A non-blank line is `TOKEN LABEL [QUALITY]`; anything
-    else is one located InputError."""
+    """Token-per-line text -> sentences. A line of spaces and tabs only ends a sentence; any
+    other line is `TOKEN LABEL [...]`, its columns after LABEL not read. A line starting with
+    a separator (no token: field 'token'), without a label or whose second field is not one
+    (field 'label') is one located InputError."""
     sentences: list[Sentence] = []
     tokens: list[str] = []
     start = 0
-    for n, raw in enumerate(text.split("\n"), start=1):
-        fields = raw.split()
+    for n, raw in enumerate(LINE_END.split(text), start=1):
+        fields = token_fields(raw)
         if not fields:
             if tokens:
                 sentences.append(Sentence(start, " ".join(tokens)))
                 tokens = []
             continue
+        if raw[0] in " \t":  # an empty first column: the label would be read as the token
+            raise InputError(path, f"expected the token first, found {raw[0]!r} before {fields[0]!r} (an empty token column)",
+                             line=n, field="token")
         if len(fields) == 1:
-            raise InputError(path, f"expected a token and its label (O, B-<type> or I-<type>), found only {fields[0]!r}", line=n, field="label")
-        if len(fields) > 3:
-            raise InputError(path, f"expected TOKEN LABEL [QUALITY], found {len(fields)} fields", line=n, field="line")
+            raise InputError(path, f"expected a token and its label (O, B-<type> or I-<type>) separated by spaces or a tab, "
+                             f"found only {fields[0]!r}", line=n, field="label")
         if not LABEL.match(fields[1]):
-            raise InputError(path, f"expected O, B-<type> or I-<type>, got {fields[1]!r}", line=n, field="label")
+            raise InputError(path, f"expected O, B-<type> or I-<type> after the token, got {fields[1]!r}", line=n, field="label")
         if not tokens:
             start = n
         tokens.append(fields[0])
@@ -140,8 +155,7 @@ def parse_case(block: list[Sentence]) -> Case:
 
 
 def read_case_file(path: Path) -> list[Case]:
-    text = load_text(path).replace("\r\n", "\n")
-    return split_cases(path, read_sentences(path, text))
+    return split_cases(path, read_sentences(path, load_text(path)))
 
 
 # ------------------------------------------------------------------------------- pairing

@@ -168,6 +168,16 @@ def test_a_ladder_is_at_chance_when_more_than_half_its_sets_tie_every_member(tie
     assert (got.all_tied, got.at_chance, got.strictly_ordered) == (tied, chance, False)
 
 
+@pytest.mark.parametrize("hits, chance", [(0, True), (30, True), (39, True), (40, False), (60, False)])
+def test_a_ladder_is_at_chance_when_its_accuracy_is_not_above_the_blind_guess_beyond_noise(hits, chance):
+    # 120 sets of four: the blind guess is 30 hits, its standard error sqrt(120 * 0.25 * 0.75) = 4.74
+    # hits; 39 hits is z 1.90 (at chance), 40 is z 2.11 (above); none of these sets ties every member
+    per_set = {"easy": [1.0] * min(hits, 40) + [0.0] * (40 - min(hits, 40)),
+               "medium": [1.0] * max(0, hits - 40) + [0.0] * (40 - max(0, hits - 40)), "hard": [0.0] * 40}
+    got = tier_steps("bm25", "xx", "test", per_set, all_tied=0, guesses=120 * 0.25)
+    assert got.at_chance is chance
+
+
 def test_an_ordered_ladder_at_chance_is_still_strictly_ordered_and_says_so():
     # 3 of 5 sets tie every member (0.25 each); the order comes from the other two
     got = tier_steps("bm25", "ru", "test", {"easy": [1.0, 0.25], "medium": [0.25, 0.25], "hard": [0.0]}, all_tied=3)
@@ -210,7 +220,8 @@ def test_the_results_md_table_lines():
                                "one-sided p-value of \"easier > harder\" from a permutation test of the tier labels")
     assert "enumerated up to 8192, else 10000 seeded shuffles); beyond noise: p < 0.05" in lines[1]
     assert "at least 80 sets" in lines[1]
-    assert "at chance: more than half the cell's sets tie every member" in lines[1]
+    assert ("at chance: the accuracy over the cell's sets is not above the blind guess (1 / a set's members) by more "
+            "than two standard errors, or more than half the sets tie every member") in lines[1]
     # rows by retriever, then language (English first), whatever their order in results.json
     assert lines[3:] == [
         "| retriever | lang | sets easy / medium | easy - medium | p | verdict | sets medium / hard | medium - hard | p "
@@ -220,3 +231,8 @@ def test_the_results_md_table_lines():
         "every member) |",
         "| minilm | fr | 120 / 95 | +0.083 | 0.0123 | beyond noise | 95 / 110 | +0.020 | 0.3100 | within noise | yes |"]
     assert tier_step_lines(_results([fr, en]), "dev") == []
+    # a ladder no better than a guess, with few ties, says which
+    xx = tier_steps("bm25", "fr", "test", {"easy": [0.0] * 30 + [1.0] * 10, "medium": [0.0] * 40, "hard": [0.0] * 40},
+                    all_tied=3, guesses=120 * 0.25)
+    assert tier_step_lines(_results([xx]), "test")[-1].endswith(
+        "| no (at chance: not above the blind guess beyond noise; 3 of 120 sets tie every member) |")

@@ -201,18 +201,77 @@ def located(exc: InputError, path: Path, line: int | None, field: str | None) ->
     assert (Path(exc.file).name, exc.line, exc.field) == (path.name, line, field), str(exc)
 
 
-@pytest.mark.parametrize("bad, field, message", [
-    ("lonely", "label", "expected a token and its label (O, B-<type> or I-<type>), found only 'lonely'"),
-    ("word X-Claim HighQuality", "label", "expected O, B-<type> or I-<type>, got 'X-Claim'"),
-    ("word O HighQuality extra", "line", "expected TOKEN LABEL [QUALITY], found 4 fields"),
+@pytest.mark.parametrize("bad, message", [
+    ("lonely", "expected a token and its label (O, B-<type> or I-<type>) separated by spaces or a tab, found only 'lonely'"),
+    ("lonely\t\t\t", "expected a token and its label (O, B-<type> or I-<type>) separated by spaces or a tab, found only 'lonely'"),
+    ("word X-Claim HighQuality", "expected O, B-<type> or I-<type> after the token, got 'X-Claim'"),
+    ("word\tNOUN\tO\t", "expected O, B-<type> or I-<type> after the token, got 'NOUN'"),  # a column inserted before LABEL
+    ("word\u00a0O", "expected a token and its label (O, B-<type> or I-<type>) separated by spaces or a tab, "
+                    "found only 'word\\xa0O'"),  # a no-break space is not a separator
 ])
-def test_a_malformed_line_is_one_located_error(bad, field, message):
+def test_a_malformed_line_is_one_located_error(bad, message):
     lines = "\n".join(EN[0]).split("\n")
     lines[7] = bad  # inside the case's first sentence
     with pytest.raises(InputError) as exc:
         read_sentences(Path("EN/dev.tsv"), "\n".join(lines))
-    assert (exc.value.line, exc.value.field, exc.value.message) == (8, field, message)
-    assert str(exc.value) == f"EN/dev.tsv:8: field {field!r}: {message}"
+    assert (exc.value.line, exc.value.field, exc.value.message) == (8, "label", message)
+    assert str(exc.value) == f"EN/dev.tsv:8: field 'label': {message}"
+
+
+@pytest.mark.parametrize("bad, first", [("\tO\tHighQuality\t", "'\\t' before 'O'"), (" O", "' ' before 'O'")])
+def test_a_line_without_its_token_is_one_located_error(bad, first):
+    """An empty first column would shift every field: the label read as the token."""
+    lines = "\n".join(EN[0]).split("\n")
+    lines[7] = bad
+    with pytest.raises(InputError) as exc:
+        read_sentences(Path("XX/dev.tsv"), "\n".join(lines))
+    assert str(exc.value) == f"XX/dev.tsv:8: field 'token': expected the token first, found {first} (an empty token column)"
+
+
+def publisher_shapes(lines: list[str], shape: str) -> list[str]:
+    """The same token lines as another publisher ships them: `tabs` (TOKEN<TAB>LABEL<TAB>QUALITY
+    <TAB>FLAG, the quality and the correction flag usually empty; blank lines stay blank), `mixed`
+    (every third line space-separated, the others tab-separated, runs of both), `columns` (more
+    columns after the label)."""
+    out = []
+    for i, line in enumerate(lines):
+        fields = line.split()
+        if not fields:
+            out.append("\t\t\t" if shape == "tabs" and i % 2 else "")
+        elif shape == "tabs":
+            token, label, *rest = fields
+            flag = "corrected" if i % 7 == 0 else ""
+            out.append("\t".join([token, label, rest[0] if rest else "", flag]))
+        elif shape == "mixed":
+            out.append(" ".join(fields) if i % 3 == 0 else " \t ".join(fields) + "\t")
+        else:
+            out.append(" ".join(fields + ["_"] * (len(fields) < 3) + ["NN", "1", "x"]))
+    return out
+
+
+@pytest.mark.parametrize("shape", ["tabs", "mixed", "columns"])
+@pytest.mark.parametrize("ends", ["\n", "\r\n", "\r"])
+@pytest.mark.parametrize("bom", ["", "\ufeff"])
+def test_what_publishers_ship_reads_as_the_space_separated_file(tmp_path, shape, ends, bom):
+    """Tabs or spaces, a fourth column, more columns, CRLF or CR line ends and a BOM give the
+    very items the space-separated LF file gives."""
+    plain = read_casimedicos_cases(write_set(tmp_path / "plain", {"EN": EN, "ES": ES, "FR": FR}, crlf=""), ALL)
+    shipped = {"EN": [publisher_shapes(c, shape) for c in EN], "ES": [publisher_shapes(c, shape) for c in ES], "FR": FR}
+    root = write_set(tmp_path / "shipped", shipped, crlf="")
+    for f in (root / "EN" / "dev.tsv", root / "ES" / "dev.tsv"):
+        f.write_bytes((bom + f.read_text(encoding="utf-8").replace("\n", ends)).encode("utf-8"))
+    got = read_casimedicos_cases(root, ALL)
+    assert [i.model_dump() for i in got.items] == [i.model_dump() for i in plain.items]
+    assert got.drops == plain.drops and (len(got.items), len(got.drops)) == (1, 3)
+
+
+def test_a_tab_separated_line_names_its_line_in_a_crlf_file_with_a_bom():
+    text = "\ufeff" + "\r\n".join(publisher_shapes(EN[0], "tabs")).replace("\tB-Premise\t", "\tB-premise?\t", 1)
+    bad = next(n for n, line in enumerate(text.split("\r\n"), start=1) if "B-premise?" in line)
+    with pytest.raises(InputError) as exc:
+        read_sentences(Path("XX/dev.tsv"), text[1:])  # load_text drops the BOM
+    assert str(exc.value) == f"XX/dev.tsv:{bad}: field 'label': expected O, B-<type> or I-<type> after the token, got 'B-premise?'"
+    assert bad == 8
 
 
 def test_text_before_the_first_case_is_an_error():
