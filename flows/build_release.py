@@ -43,6 +43,7 @@ class Stage:
     parameters: type[Parameters]
     task: bool = False
     before: Callable | None = None  # (params): checked before any stage runs, to fail fast
+    counts: bool = False  # a stage in the flow's thread that reports its own counts: (params, upstream, counter)
 
 
 BUILD_STAGES: tuple[Stage, ...] = (
@@ -54,7 +55,7 @@ BUILD_STAGES: tuple[Stage, ...] = (
     Stage("lexicon", ts.index_entries, LexiconParameters, task=True),
     Stage("allocate", ts.allocate, AllocationParameters, task=True),
     Stage("write", write_release, WriteParameters, before=refuse_a_different_release),
-    Stage("evaluate", evaluate_draft, EvaluationParameters),
+    Stage("evaluate", evaluate_draft, EvaluationParameters, counts=True),
     Stage("card", write_card_stage, CardParameters),
     Stage("audit", audit_draft, AuditParameters),
     Stage("publish", publish_release, PublishParameters),
@@ -184,8 +185,9 @@ def _run_stage(s: Stage, run: Run, params: Parameters, upstream: dict, held: Exi
         return s.run(run, params, upstream)
     for name in list(upstream):  # a stage in the flow's thread works on collected results
         upstream[name] = run.value(upstream[name])
-    with progress.current().step(s.name):
-        value = s.run(params, upstream)
+    reporter = progress.current()
+    with reporter.step(s.name):
+        value = s.run(params, upstream, reporter.counter(s.name)) if s.counts else s.run(params, upstream)
     # a result that is a context (the release being written) is held until the run ends
     return held.enter_context(value) if isinstance(value, AbstractContextManager) else value
 

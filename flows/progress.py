@@ -2,6 +2,9 @@
 
     [ 02:13] ground        5/7 shards
 
+a stage that counts its own work says so as it goes (``[ 03:10] evaluate      4/18 cells
+(minilm: encoded 1024/8000 documents of cd corpus)``: cells scored, and between two what
+``mmedbench evaluate`` prints, texts encoded and corpora indexed),
 and, when nothing has been printed for ``heartbeat`` seconds, a line for the stage the
 flow is waiting on (``[ 05:43] allocate      0/1 (running)``; ``[ 00:30] start (running)``
 while Prefect starts), so a long single task is never silent. Plain lines only, TTY or not: no carriage-return redraws, so CI logs read
@@ -69,6 +72,7 @@ class Progress:
         self._start = self._last = clock()
         self._counts: dict[str, list[int]] = {}  # stage -> [done, total], in order of first submission
         self._runs: dict[object, str] = {}  # task run id -> stage, until finished
+        self._units: dict[str, str] = {}  # a stage that counts its own work (Counter) -> its unit
         self._waiting: str | None = None
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -89,6 +93,10 @@ class Progress:
             stage = self._runs.pop(run_id, None)
             if stage is None:
                 return
+            if stage in self._units:  # its step ends: its own count said the last word
+                if self._waiting == stage:
+                    self._waiting = None
+                return
             count = self._counts[stage]
             count[0] += 1
             if self._waiting == stage and count[0] == count[1]:
@@ -104,6 +112,18 @@ class Progress:
         yield
         self.finished(token)
 
+    def counted(self, stage: str, done: int, total: int, unit: str, note: str = "") -> None:
+        """A line of a stage in the flow's own thread that counts its own work (evaluate:
+        ``evaluate      3/18 cells (bm25 cd/fr: ...)``); its step then ends without a
+        ``1/1`` line of its own, and the heartbeat repeats its count."""
+        with self._lock:
+            self._counts[stage] = [done, total]
+            self._units[stage] = unit
+            self._emit(stage, note)
+
+    def counter(self, stage: str) -> "Counter":
+        return Counter(self, stage)
+
     # -- output --------------------------------------------------------------------------
 
     def _emit(self, stage: str, note: str = "") -> None:  # holds the lock
@@ -112,6 +132,7 @@ class Progress:
         if self.stream is None:
             return
         label, unit = STAGES.get(stage, (stage, ""))
+        unit = self._units.get(stage, unit)
         done, total = self._counts[stage]
         self.stream.write(format_line(now - self._start, label, done, total, unit, note) + "\n")
         self.stream.flush()
@@ -146,6 +167,30 @@ class Progress:
         if self._thread is not None:
             self._thread.join()
             self._thread = None
+
+
+class Counter:
+    """A stage's own counts in the build's lines (tasks/evaluation/report_progress.py's
+    EvaluationProgress): ``start`` the total, ``count`` each unit done, ``note`` what it is
+    doing between two (a corpus indexed, texts encoded so far), each one line with the count,
+    so that the build shows what ``mmedbench evaluate`` shows."""
+
+    UNIT = "cells"
+
+    def __init__(self, progress: Progress, stage: str):
+        self.progress, self.stage = progress, stage
+        self.done = self.total = 0
+
+    def start(self, total: int) -> None:
+        self.done, self.total = 0, total
+        self.progress.counted(self.stage, 0, total, self.UNIT)
+
+    def count(self, done: int, total: int, message: str) -> None:
+        self.done, self.total = done, total
+        self.progress.counted(self.stage, done, total, self.UNIT, message)
+
+    def note(self, message: str) -> None:
+        self.progress.counted(self.stage, self.done, self.total, self.UNIT, message)
 
 
 _SILENT = Progress(stream=None)

@@ -1,9 +1,14 @@
-"""Shared fixtures: paths, the ../shared skip rule, and one sample build per session."""
+"""Shared fixtures: paths, the ../shared skip rule, and one sample build per run, shared by
+the pytest-xdist workers."""
 from __future__ import annotations
 
+import contextlib
+import fcntl
+import json
 import os
 import shutil
 import tomllib
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -39,15 +44,67 @@ def prefect_harness():
         yield
 
 
-@pytest.fixture(scope="session")
-def sample_build(prefect_harness, tmp_path_factory):
-    """Build the embedded sample once; tests that alter a release work on a copy."""
+def run_folder(tmp_path_factory) -> Path:
+    """A folder of this pytest run that every pytest-xdist worker sees (their base
+    temporary folders share a parent): what the workers build once, for all of them."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
+@contextlib.contextmanager
+def run_lock(path: Path) -> Iterator[None]:
+    """Held by one worker at a time (an flock: gone with a worker that dies)."""
+    with open(path, "a") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def shared_once(tmp_path_factory, name: str, make) -> tuple[Path, dict]:
+    """`make(folder) -> dict` run once per pytest run (not once per worker) in a folder
+    named by `name` and the code's fingerprint; the other workers wait for it, then read its
+    summary. A `make` that failed leaves no summary: the next worker tries again."""
+    from common.version import code_fingerprint
+
+    folder = run_folder(tmp_path_factory) / f"{name}-{code_fingerprint()[:12]}"
+    summary = folder / "summary.json"
+    with run_lock(folder.with_name(folder.name + ".lock")):
+        if not summary.exists():
+            shutil.rmtree(folder, ignore_errors=True)
+            folder.mkdir(parents=True)
+            made = make(folder)
+            summary.write_text(json.dumps(made, default=str), encoding="utf-8")
+    return folder, json.loads(summary.read_text(encoding="utf-8"))
+
+
+def _build_sample(base: Path) -> dict:
     from flows.build_release import build_release_flow
 
-    base = tmp_path_factory.mktemp("sample-build")
     result = build_release_flow(str(SAMPLE_CONFIG), release_dir=str(base / "releases"), work_dir=str(base / "work"))
     assert isinstance(result, dict), result
+    return result
+
+
+@pytest.fixture(scope="session")
+def sample_build(prefect_harness, tmp_path_factory):
+    """The embedded sample built once per run, whichever worker needs it first (the others
+    wait and share its release and its warm work dir: a stage's cache key holds the work
+    dir's path, and the result records are Prefect's default store, which the workers
+    share). Tests that alter a release work on a copy; builds that use `base/work` as a
+    cache write their releases elsewhere."""
+    base, result = shared_once(tmp_path_factory, "sample-build", _build_sample)
     return {"result": result, "release": Path(result["release"]), "base": base}
+
+
+def warm_env() -> dict[str, str]:
+    """The environment a `mmedbench` subprocess needs to take the stages of `sample_build`'s
+    work dir from the cache: the session's result store (the command's own default is
+    <work>/prefect-results)."""
+    from prefect.settings import PREFECT_LOCAL_STORAGE_PATH
+
+    return {"PREFECT_LOCAL_STORAGE_PATH": str(PREFECT_LOCAL_STORAGE_PATH.value())}
 
 
 @pytest.fixture

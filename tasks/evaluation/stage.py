@@ -39,6 +39,7 @@ from tasks.evaluation.cells import Cell, load_cells, read_manifest
 from tasks.evaluation import fusion, separation
 from tasks.evaluation.external import ExternalRuns, RunFileReport, RunFilesError, RunSpec, read_runs, run_file_name, strict_problems
 from tasks.evaluation.outdir import prepare_out
+from tasks.evaluation.report_progress import EvaluationProgress, as_progress
 from tasks.evaluation.metrics import MEASURES, all_tied, mean, mean_metrics, per_query, within_set
 from tasks.evaluation.retrievers import RetrieverSpec, make_retriever, parse_retrievers
 from tasks.evaluation.runs import format_score, printed, write_qrels, write_run
@@ -499,11 +500,12 @@ def _systems(specs: list[RetrieverSpec], runs: list[RunSpec], cells: list[Cell],
 
 def evaluate_release(root: Path, retrievers: list[str] | list[RetrieverSpec], out_dir: Path,
                      splits: list[str] | tuple[str, ...] = ("test",), info: ReleaseInfo | None = None,
-                     cache_dir: Path | None = None, progress: Callable[[str], None] | None = None,
+                     cache_dir: Path | None = None, progress: EvaluationProgress | Callable[[str], None] | None = None,
                      runs: list[RunSpec] = (), threads: int = 1, strict: bool = False,
                      run_report: Callable[[list[ExternalRuns], dict[str, list[RunFileReport]]], None] | None = None
                      ) -> EvaluationResults:
-    """`strict`: a --run file that does not fit the release (unknown queries or documents,
+    """`progress`: an EvaluationProgress, or a function that takes `mmedbench evaluate`'s lines.
+    `strict`: a --run file that does not fit the release (unknown queries or documents,
     empty) is an error; `run_report(runs, reports)` is told what each run file held."""
     root, out_dir = Path(root), Path(out_dir)
     verify_release(root)  # a file changed since publishing is not scored (tasks/audit/verify.py)
@@ -518,13 +520,14 @@ def evaluate_release(root: Path, retrievers: list[str] | list[RetrieverSpec], ou
     if not specs and not runs:
         raise InputError("--retriever", "no retriever and no --run given")
     cells, confusion, inputs = load_cells(root, info.cells, info.languages, splits)
-    systems, run_inputs = _systems(specs, list(runs), cells, info, cache_dir, progress, threads, strict, run_report)
+    report = as_progress(progress)
+    todo, done = sum(1 for c in cells if c.queries) * (len(specs) + len(runs)), 0  # system-cells to score
+    report.start(todo)  # before any model loads: a build's line says what is coming
+    systems, run_inputs = _systems(specs, list(runs), cells, info, cache_dir, report.note, threads, strict, run_report)
     _prepare_out(out_dir)
     _write_qrels_files(cells, splits, out_dir)
-    say = progress or (lambda _m: None)
     per_q: PerQuery = {}
     scored = {x.name: ([], [], []) for x in systems}  # results, tiers, steps: written system by system
-    todo, done = sum(1 for c in cells if c.queries) * len(systems), 0
     for cell in cells:  # cell by cell, so that a hybrid fuses runs its components just made
         for system in systems:
             results, tiers, steps = scored[system.name]
@@ -538,7 +541,7 @@ def evaluate_release(root: Path, retrievers: list[str] | list[RetrieverSpec], ou
             steps += got_steps
             done += 1
             pivots = f" (+ {len(cell.pivot_queries)} pivot queries)" if cell.pivot_queries else ""
-            say(f"[{done}/{todo}] {system.name} {cell.name}: {len(cell.queries)} queries{pivots} over {len(cell.docs)} documents")
+            report.count(done, todo, f"{system.name} {cell.name}: {len(cell.queries)} queries{pivots} over {len(cell.docs)} documents")
         for system in systems:
             system.made.clear()  # a cell's runs are kept only until its hybrids have fused them
     per_q = {k: per_q[k] for x in systems for k in per_q if k[0] == x.name}  # system by system, as before
@@ -589,10 +592,11 @@ def _write_outputs(res: EvaluationResults, out_dir: Path) -> None:
         fh.write(results_markdown(res, figures))
 
 
-def evaluate_draft(p: EvaluationParameters, upstream: dict) -> Path | None:
+def evaluate_draft(p: EvaluationParameters, upstream: dict, progress: EvaluationProgress | None = None) -> Path | None:
     """Stage: score the written release (`upstream["write"]`, tasks/release/stage.Draft)
     with the build's retrievers before its card, manifest and audit, so that evaluation/
-    is listed, hashed and audited like every file. Without retrievers: nothing."""
+    is listed, hashed and audited like every file. Without retrievers: nothing.
+    `progress`: the build's counter of this stage (cells scored, texts encoded)."""
     draft = upstream["write"]
     if draft.done or not p.retrievers:
         return None
@@ -600,5 +604,5 @@ def evaluate_draft(p: EvaluationParameters, upstream: dict) -> Path | None:
         info = ReleaseInfo(draft.version, draft.build_id, list(p.languages), sorted(draft.counts), dict(p.registry),
                            pivot_notes(draft.counts))
         evaluate_release(draft.tmp, p.retrievers, draft.tmp / "evaluation", p.splits, info=info, cache_dir=p.cache_dir,
-                         threads=available_cores())
+                         progress=progress, threads=available_cores())
     return draft.tmp / "evaluation"

@@ -16,7 +16,7 @@ import pyarrow as pa
 import pytest
 
 from common.errors import EXIT_INPUT, InputError
-from tests.conftest import ROOT, SAMPLE_CONFIG
+from tests.conftest import ROOT, SAMPLE_CONFIG, warm_env
 
 
 def _full_disk_after(nbytes: int):
@@ -110,11 +110,14 @@ main()
 
 
 @pytest.mark.slow
-def test_the_cli_says_disk_full_in_one_line(tmp_path):
+def test_the_cli_says_disk_full_in_one_line(sample_build, tmp_path):
+    """The command on the session's warm work dir (its stages cached: the release is what
+    the disk cannot hold)."""
     releases = tmp_path / "releases"
     proc = subprocess.run([sys.executable, "-c", DRIVER, "build", "--config", str(SAMPLE_CONFIG), "--release-dir", str(releases),
-                           "--work-dir", str(tmp_path / "work")],
-                          cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True, timeout=900)
+                           "--work-dir", str(sample_build["base"] / "work")],
+                          cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT), **warm_env()}, capture_output=True, text=True,
+                          timeout=900)
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert "Traceback" not in proc.stdout + proc.stderr
     errors = [l for l in proc.stderr.splitlines() if l.startswith("error: ")]

@@ -25,7 +25,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from tests.conftest import ROOT, SAMPLE_CONFIG
+from tests.conftest import ROOT, SAMPLE_CONFIG, warm_env
 
 pytestmark = pytest.mark.slow
 
@@ -48,9 +48,9 @@ def finish(proc: subprocess.Popen) -> tuple[int, str, str]:
     return proc.returncode, out, err
 
 
-def kill_at(point: str, release_dir: Path, work_dir: Path, tmp_path: Path) -> None:
+def kill_at(point: str, release_dir: Path, work_dir: Path, tmp_path: Path, env: dict | None = None) -> None:
     held = tmp_path / f"held-{point.replace(':', '-')}"
-    proc = build(release_dir, work_dir, env={"MMEDBENCH_HOLD": point, "MMEDBENCH_HOLD_FILE": str(held)})
+    proc = build(release_dir, work_dir, env={**(env or {}), "MMEDBENCH_HOLD": point, "MMEDBENCH_HOLD_FILE": str(held)})
     deadline = time.monotonic() + 900
     while not held.exists():
         if proc.poll() is not None:
@@ -66,8 +66,8 @@ def tree(root: Path) -> dict[str, bytes]:
     return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
 
 
-def rerun_matches(reference: Path, release_dir: Path, work_dir: Path, umask: int | None = None) -> str:
-    rc, out, err = finish(build(release_dir, work_dir, umask=umask))
+def rerun_matches(reference: Path, release_dir: Path, work_dir: Path, umask: int | None = None, env: dict | None = None) -> str:
+    rc, out, err = finish(build(release_dir, work_dir, env=env, umask=umask))
     assert rc == 0, out + err
     assert "Traceback" not in out + err
     assert sorted(p.name for p in release_dir.iterdir()) == ["0.1.0"]  # no .tmp-* folder, no lock left
@@ -78,7 +78,11 @@ def rerun_matches(reference: Path, release_dir: Path, work_dir: Path, umask: int
     return out
 
 
-def test_killed_while_grounding(sample_build, tmp_path):
+def test_killed_while_grounding_then_while_allocating(sample_build, tmp_path):
+    """Two kills in one work dir, as a user's run killed twice: the run after the first kill
+    recomputes the grounding it left (cut in half) and is killed in its turn while
+    allocating; the next run publishes the clean build's bytes (a grounding trusted half-cut,
+    or an allocation trusted unmarked, would not give them)."""
     releases, work = tmp_path / "releases", tmp_path / "work"
     kill_at("ground:written", releases, work, tmp_path)
     assert not (releases / "0.1.0").exists()
@@ -87,6 +91,11 @@ def test_killed_while_grounding(sample_build, tmp_path):
     (grounded,) = list((work / "ground").glob("*/*.parquet"))
     assert not (grounded.parent / "_complete.json").exists()
     grounded.write_bytes(grounded.read_bytes()[: grounded.stat().st_size // 2])
+    kill_at("allocate:written", releases, work, tmp_path)
+    assert not (releases / "0.1.0").exists()
+    assert (grounded.parent / "_complete.json").exists()  # the second run did ground again, and completed it
+    (allocated,) = [p for p in (work / "allocate").iterdir() if p.is_dir()]
+    assert not (allocated / "_complete.json").exists()
     out = rerun_matches(sample_build["release"], releases, work)
     assert "written" in out.splitlines()[0]
 
@@ -100,19 +109,17 @@ def test_killed_while_grounding(sample_build, tmp_path):
     assert cached < runs, first
 
 
-def test_killed_while_allocating(sample_build, tmp_path):
-    releases, work = tmp_path / "releases", tmp_path / "work"
-    kill_at("allocate:written", releases, work, tmp_path)
-    assert not (releases / "0.1.0").exists()
-    rerun_matches(sample_build["release"], releases, work)
-
-
 def test_killed_while_writing_the_release(sample_build, tmp_path):
-    releases, work = tmp_path / "releases", tmp_path / "work"
-    kill_at("release:written", releases, work, tmp_path)
+    """Every stage from the session's warm work dir (a kill after the stages touches none of
+    it): only the release is written, killed, and written again."""
+    releases, work = tmp_path / "releases", sample_build["base"] / "work"
+    kill_at("release:written", releases, work, tmp_path, env=warm_env())
     assert not (releases / "0.1.0").exists()
     assert [p.name for p in releases.glob(".tmp-0.1.0-*")]  # the killed run's build folder is left behind ...
-    rerun_matches(sample_build["release"], releases, work)  # ... and removed by the rerun
+    out = rerun_matches(sample_build["release"], releases, work, env=warm_env())  # ... and removed by the rerun
+    first = out.splitlines()[0]
+    runs, cached = (int(x) for x in first.split("task runs ")[1].split(", cached "))
+    assert cached == runs > 0, first  # the stages came from the cache: the release alone was rebuilt
 
 
 # --- Ctrl-C and SIGTERM ---------------------------------------------------------------------

@@ -11,6 +11,7 @@ import pytest
 from flows.progress import Progress, current, format_clock, format_line, reporting
 
 LINE = re.compile(r"^\[ ?\d{2,}:\d{2}\] (\S+) +(\d+)/(\d+)( shards)?( \(running\))?$")
+EVALUATE = re.compile(r"^\[ ?\d{2,}:\d{2}\] evaluate +(\d+)/(\d+) cells(?: \((.*)\))?$")
 START = re.compile(r"^\[ ?\d{2,}:\d{2}\] start \(running\)$")
 
 
@@ -93,6 +94,38 @@ def test_heartbeat_only_after_silence_and_only_while_waiting():
     ]
 
 
+def test_a_stage_that_counts_its_own_work_prints_its_counts_and_notes_and_no_1_of_1():
+    """The evaluate stage inside `build`: its total first, a line per cell scored and per
+    note (texts encoded, a corpus indexed) with the count so far; the heartbeat repeats the
+    count; its step's end adds no `1/1`. A stage after it counts as before."""
+    out, clock = io.StringIO(), Clock()
+    p = Progress(out, heartbeat=30, clock=clock)
+    with p.step("evaluate"):
+        counter = p.counter("evaluate")
+        counter.start(4)
+        clock.now += 2
+        counter.note("minilm: encoded 128/300 documents of cd corpus")
+        clock.now += 40
+        p.beat()  # 40 s of silence: the count so far, running
+        counter.count(1, 4, "minilm cd/fr: 20 queries over 300 documents")
+        counter.note("minilm: encoded 20/20 cd/ja queries")
+        counter.count(2, 4, "minilm cd/ja: 20 queries over 300 documents")
+    with p.step("card"):
+        clock.now += 1
+    assert out.getvalue().splitlines() == [
+        "[ 00:00] evaluate      0/4 cells",
+        "[ 00:02] evaluate      0/4 cells (minilm: encoded 128/300 documents of cd corpus)",
+        "[ 00:42] evaluate      0/4 cells (running)",
+        "[ 00:42] evaluate      1/4 cells (minilm cd/fr: 20 queries over 300 documents)",
+        "[ 00:42] evaluate      1/4 cells (minilm: encoded 20/20 cd/ja queries)",
+        "[ 00:42] evaluate      2/4 cells (minilm cd/ja: 20 queries over 300 documents)",
+        "[ 00:43] card          1/1",
+    ]
+    clock.now += 100
+    p.beat()  # the stage is done: nothing waits on it
+    assert len(out.getvalue().splitlines()) == 7
+
+
 def test_counts_are_exact_under_threads():
     out = io.StringIO()
     p = Progress(out)
@@ -171,3 +204,54 @@ def test_build_prints_stage_and_shard_counts(sample_build, tmp_path, monkeypatch
     assert quiet.exit_code == 0, quiet.output
     assert not any(LINE.match(l) or START.match(l) for l in quiet.stderr.splitlines())
     assert quiet.stdout.replace(str(tmp_path / "b"), "R") == result.stdout.replace(str(tmp_path / "a"), "R")
+
+
+@pytest.mark.slow
+def test_a_build_that_evaluates_prints_what_mmedbench_evaluate_prints(sample_build, tmp_path, monkeypatch):
+    """`build --evaluate bm25 --evaluate dense:tiny=DIR` on the sample (its stages from the
+    session's cache): the evaluate stage's lines are its total, then one line per cell each
+    system scored (done/total cells) and per corpus indexed or chunk of texts encoded, in
+    exactly the order and with exactly the counts and messages that `mmedbench evaluate`
+    prints on the published release; never a bare `1/1`."""
+    from prefect.settings import PREFECT_LOCAL_STORAGE_PATH
+    from typer.testing import CliRunner
+
+    from mmedbench.cli import app
+    from tests.conftest import SAMPLE_CELLS, SAMPLE_CONFIG
+    from tests.tiny_model import tiny_model
+
+    monkeypatch.setenv("PREFECT_LOCAL_STORAGE_PATH", str(PREFECT_LOCAL_STORAGE_PATH.value()))
+    monkeypatch.setenv("PREFECT_LOGGING_LEVEL", "WARNING")
+    model = tiny_model(tmp_path / "model", seed=45)  # weights of its own: no other test's embeddings are cached
+    systems = ["bm25", f"dense:tiny={model}"]
+    runner = CliRunner()
+    built = runner.invoke(app, ["build", "--config", str(SAMPLE_CONFIG), "--release-dir", str(tmp_path / "r"), "--work-dir",
+                                str(sample_build["base"] / "work"), *(a for s in systems for a in ("--evaluate", s))])
+    assert built.exit_code == 0, built.output
+    lines = built.stderr.splitlines()
+    stages = [LINE.match(l).group(1) for l in lines if LINE.match(l) and not l.endswith("(running)")]
+    assert stages[-4:] == ["write", "card", "audit", "publish"]  # evaluate's own lines say cells, never 1/1
+    ours = [l for l in lines if l.split("] ", 1)[-1].startswith("evaluate ")]
+    assert [l for l in ours if not EVALUATE.match(l)] == []
+    got = [(int(m.group(1)), int(m.group(2)), m.group(3)) for m in map(EVALUATE.match, ours) if m.group(3) != "running"]
+    first, last = lines.index(ours[0]), lines.index(ours[-1])
+    assert [l for l in lines[first:last] if l not in ours] == []  # one run of lines, between write and card
+
+    # what `mmedbench evaluate` prints on the release the build published, encoding afresh
+    evaluated = runner.invoke(app, ["evaluate", str(tmp_path / "r" / "0.1.0"), *(a for s in systems for a in ("-r", s)),
+                                    "--out", str(tmp_path / "res"), "--cache-dir", str(tmp_path / "cache")])
+    assert evaluated.exit_code == 0, evaluated.output
+    total = SAMPLE_CELLS * len(systems)
+    expected, done = [(0, total, None)], 0
+    for line in evaluated.stderr.splitlines():
+        count = re.match(r"^\[(\d+)/(\d+)\] (.*)$", line)
+        if count:
+            done = int(count.group(1))
+            expected.append((done, int(count.group(2)), count.group(3)))
+        else:
+            expected.append((done, total, line))
+    assert got == expected
+    cell_line = re.compile(r"^\S+ (xqa|cd|evidence)/[a-z]+: \d+ queries")
+    assert [d for d, _t, m in got if m and cell_line.match(m)] == list(range(1, total + 1))
+    notes = [m for _d, _t, m in got if m and not cell_line.match(m)]
+    assert any(" indexing " in m for m in notes) and any(" encoded " in m for m in notes), notes
