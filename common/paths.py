@@ -92,7 +92,7 @@ def input_file(path: Path | str, field: str | None = None, config: Path | str | 
     if problem is not None:
         raise _error(path, problem, field, config)
     if not os.path.exists(path):
-        raise _error(path, f"{what} not found", field, config)
+        raise _error(path, f"not found (expected a {what})", field, config)
     if os.path.isdir(path):
         raise _error(path, f"is a folder; expected a {what}", field, config)
     kind = special_kind(path)
@@ -113,7 +113,7 @@ def input_folder(path: Path | str, field: str | None = None, config: Path | str 
     if problem is not None:
         raise _error(path, problem, field, config)
     if not os.path.exists(path):
-        raise _error(path, f"{what} not found", field, config)
+        raise _error(path, f"not found (expected a {what})", field, config)
     if not os.path.isdir(path):
         kind = special_kind(path)
         raise _error(path, f"is {kind or 'a file'}; expected a {what}", field, config)

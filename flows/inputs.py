@@ -29,7 +29,7 @@ def input_files(loaded: LoadedConfig) -> dict[str, Path]:
     for a file, unreadable: one line naming the config's field)."""
     cfg = loaded.config
     files: dict[str, Path] = {cfg.registry: loaded.input(cfg.registry, "registry")}
-    vdir = loaded.input(cfg.vocabulary.path, "vocabulary.path", folder=True)
+    vdir = loaded.input(cfg.vocabulary.path, "vocabulary.path", folder=True, what="vocabulary folder")
     if cfg.vocabulary.format == "rrf":
         for p in sorted(vdir.glob("*.RRF")):
             files[f"{cfg.vocabulary.path}/{p.name}"] = paths.input_file(p, "vocabulary.path", loaded.path)

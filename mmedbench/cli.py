@@ -362,7 +362,7 @@ def ground(
             raise InputError(config, f"unknown language code {lang!r} (registry has: {', '.join(sorted(loaded.registry))})", field="--lang")
         cfg = loaded.config
         v = cfg.vocabulary
-        vpath = loaded.input(v.path, "vocabulary.path", folder=True)
+        vpath = loaded.input(v.path, "vocabulary.path", folder=True, what="vocabulary folder")
         codes = sorted(set(cfg.languages) | {lang})
         lat = {loaded.registry[c].umls_lat: c for c in codes}
         work = loaded.resolve(cfg.work_dir)

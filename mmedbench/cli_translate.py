@@ -7,6 +7,7 @@ results, not failures. Nothing here imports Prefect.
 """
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -83,6 +84,12 @@ def translate(
         for code, opt in ((source, "--source"), (target, "--target")):
             if code not in registry:
                 raise InputError(opt, f"unknown language code {code!r} (registry {reg_name} has: {', '.join(sorted(registry))})")
+        from common import paths
+
+        if os.path.lexists(file):  # a missing one: "file not found" below
+            paths.input_file(file, "FILE")  # a FIFO would block the read, a loop raise
+        if os.path.lexists(memory):
+            paths.input_file(memory, "--memory", what="translation memory")
         texts = _read_texts(file)
         tcfg = loaded.config.translation
         if url is None and tcfg.url and tcfg.engine == engine:

@@ -1,6 +1,7 @@
 """Build configuration and the language registry: TOML in, validated pydantic models out."""
 from __future__ import annotations
 
+import os
 import re
 import tomllib
 from pathlib import Path
@@ -265,14 +266,15 @@ class LoadedConfig(_Model):
         is one line naming the config and `field`)."""
         return paths.resolve(self.base / rel, field, self.path)
 
-    def input(self, rel: str, field: str, folder: bool | None = False) -> Path:
+    def input(self, rel: str, field: str, folder: bool | None = False, what: str | None = None) -> Path:
         """An input the config names at `field`, checked as it stands (a dangling link, a
         FIFO, a folder for a file ...: one line naming the config and the field), then
         resolved. `folder`: True a folder, False a file, None either."""
         given = self.base / rel
         if folder is None:
             folder = _is_dir(given)
-        (paths.input_folder if folder else paths.input_file)(given, field, self.path)
+        check = paths.input_folder if folder else paths.input_file
+        check(given, field, self.path, **({"what": what} if what else {}))
         return self.resolve(rel, field)
 
     @property
@@ -335,7 +337,9 @@ def load_registry(path: Path) -> dict[str, Language]:
 
 
 def load_config(path: Path | str, extra_registry: Path | None = None) -> LoadedConfig:
-    path = paths.input_file(path, "--config")
+    path = Path(path)
+    if os.path.lexists(path):  # a missing one: the reader's own "file not found"
+        paths.input_file(path, "--config")
     raw = read_toml(path)
     try:
         cfg = BuildConfig(**raw)
@@ -343,7 +347,9 @@ def load_config(path: Path | str, extra_registry: Path | None = None) -> LoadedC
         raise _first_error(path, exc) from None
     resolved = paths.resolve(path, "--config")
     base = resolved.parent
-    registry_path = paths.resolve(paths.input_file(base / cfg.registry, "registry", path), "registry", path)
+    if os.path.lexists(base / cfg.registry):
+        paths.input_file(base / cfg.registry, "registry", path)
+    registry_path = paths.resolve(base / cfg.registry, "registry", path)
     registry = load_registry(registry_path)
     if extra_registry is not None:
         registry.update(load_registry(extra_registry))

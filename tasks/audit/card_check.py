@@ -31,7 +31,7 @@ REPORT = "build_report.json"
 MAX_SHOWN = 80  # characters of a differing line quoted in a failure
 
 
-def _quote(text: str) -> str:
+def quote_line(text: str) -> str:
     return repr(text if len(text) <= MAX_SHOWN else text[:MAX_SHOWN] + "...")
 
 
@@ -84,11 +84,11 @@ def card_differences(card: str, expected: str) -> list[str]:
             a = have[a0 + k] if a0 + k < a1 else None
             b = want[b0 + k] if b0 + k < b1 else None
             if b is None:
-                out.append(f"{CARD}:{a0 + k + 1}: {_quote(a)} is not on the card the release's files give")
+                out.append(f"{CARD}:{a0 + k + 1}: {quote_line(a)} is not on the card the release's files give")
             elif a is None:
-                out.append(f"{CARD}:{a1 + 1}: {_quote(b)} is missing, which the release's files give")
+                out.append(f"{CARD}:{a1 + 1}: {quote_line(b)} is missing, which the release's files give")
             else:
-                out.append(f"{CARD}:{a0 + k + 1}: {_quote(a)}; the release's files give {_quote(b)}")
+                out.append(f"{CARD}:{a0 + k + 1}: {quote_line(a)}; the release's files give {quote_line(b)}")
     return out
 
 

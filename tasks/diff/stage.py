@@ -20,9 +20,9 @@ from tasks.release.writers import UNHASHED
 
 
 def read_manifest(root: Path) -> dict:
-    path = Path(root) / "manifest.json"
-    if not path.exists():
-        raise InputError(root, "not a release folder (no manifest.json)")
+    from common.paths import release_folder
+
+    path = release_folder(root) / "manifest.json"  # a loop, a FIFO, a file: one line naming it
     try:
         manifest = json.loads(path.read_text(encoding="utf-8"))
     except ValueError as exc:

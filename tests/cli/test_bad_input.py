@@ -409,7 +409,7 @@ def test_a_vocabulary_path_that_is_a_file_is_one_line(tmp_path):
     cfg = _config(tmp_path, **{f'path = "{ROOT}/umls/sample"': f'path = "{ROOT}/umls/sample/MRCONSO.RRF"'})
     code, lines = _in_process("build", "--config", str(cfg))
     assert (code, lines) == (2, [f"error: {cfg}: field 'vocabulary.path': {ROOT}/umls/sample/MRCONSO.RRF is a file; "
-                                 "expected a folder"])
+                                 "expected a vocabulary folder"])
 
 
 @pytest.mark.parametrize("command", ["audit", "stats", "evaluate"])

@@ -55,17 +55,17 @@ def make(kind: str, where: Path) -> Path:
 
 
 # what each checker answers for each kind: None (accepted) or the message after "PATH: field 'F': "
-AS_FILE = {"file": None, "link-to-file": None, "folder": "is a folder; expected a file", "missing": "file not found",
+AS_FILE = {"file": None, "link-to-file": None, "folder": "is a folder; expected a file", "missing": "not found (expected a file)",
            "loop": "is a symbolic link loop (following its links never ends)",
            "dangling": "is a symbolic link to {where}/nowhere, which does not exist",
            "fifo": "is a FIFO (named pipe); expected a regular file", "socket": "is a socket; expected a regular file",
-           "link-to-folder": "is a folder; expected a file", "under-file": "file not found",
+           "link-to-folder": "is a folder; expected a file", "under-file": "not found (expected a file)",
            "under-dangling": "is under {where}/p, a symbolic link to {where}/nowhere, which does not exist",
            "chardev": "is a character device; expected a regular file"}
 AS_FOLDER = {"file": "is a file; expected a folder", "link-to-file": "is a file; expected a folder", "folder": None,
-             "link-to-folder": None, "missing": "folder not found", "loop": AS_FILE["loop"], "dangling": AS_FILE["dangling"],
+             "link-to-folder": None, "missing": "not found (expected a folder)", "loop": AS_FILE["loop"], "dangling": AS_FILE["dangling"],
              "fifo": "is a FIFO (named pipe); expected a folder", "socket": "is a socket; expected a folder",
-             "under-file": "folder not found", "under-dangling": AS_FILE["under-dangling"],
+             "under-file": "not found (expected a folder)", "under-dangling": AS_FILE["under-dangling"],
              "chardev": "is a character device; expected a folder"}
 
 
