@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 
 from schemas.config import Language
 from schemas.records import TIERS
-from tasks.evaluation.tier_steps import CHANCE_Z, above_chance, chance_z
+from tasks.evaluation.tier_steps import above_chance, chance_z
 
 TIER_MIN_SETS = 30  # a ladder is judged where every tier holds this many sets
 TIER_FALL_Z = 2.0  # easy -> hard must fall by more than this many standard errors
