@@ -29,7 +29,8 @@ audit: $(STAMP)
 	$(BIN)/mmedbench audit releases/$$($(BIN)/python -c "import tomllib,sys;print(tomllib.load(open('$(CONFIG)','rb'))['version'])")
 
 # The suite runs on TEST_WORKERS processes (pytest-xdist), a test file per worker at a time
-# so that a file's module fixtures are built once: 7.3 min on 2 cores instead of 13.3.
+# so that a file's module fixtures are built once; the sample build is made once per run and
+# shared by the workers (tests/conftest.py). Figures and the slowest tests: docs/testing.md.
 TEST_WORKERS ?= 2
 test: $(STAMP)
 	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile

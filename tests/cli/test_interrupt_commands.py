@@ -8,6 +8,7 @@ import pytest
 
 from tests.evaluation_release import make_tiny_release
 from tests.cli.test_interrupts import BUILD_LINE, cli, finish, held_cli, stop, tree
+from tests.conftest import warm_env
 
 pytestmark = pytest.mark.slow
 
@@ -16,8 +17,10 @@ def test_sigterm_stops_add_language(sample_build, tmp_path):
     from tests.flows.test_add_language import german_config
 
     releases = tmp_path / "releases"
+    # on the session's warm work dir: the stages the sample build ran come from the cache
     proc = held_cli("release:written", tmp_path, "add-language", str(sample_build["release"]), "--config",
-                    str(german_config(tmp_path)), "--release-dir", str(releases), "--work-dir", str(tmp_path / "work"), "-q")
+                    str(german_config(tmp_path)), "--release-dir", str(releases), "--work-dir", str(sample_build["base"] / "work"),
+                    "-q", env=warm_env())
     rc, out, err = stop(proc, signal.SIGTERM, group=False)
     assert (rc, out, err.splitlines()) == (143, "", [f"interrupted (SIGTERM): {BUILD_LINE}"])
     assert list(releases.iterdir()) == []

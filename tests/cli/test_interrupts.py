@@ -172,10 +172,10 @@ def stop(proc: subprocess.Popen, sig: int, group: bool) -> tuple[int, str, str]:
     return proc.returncode, out, err
 
 
-def held_cli(point: str, tmp_path: Path, *args: str) -> subprocess.Popen:
+def held_cli(point: str, tmp_path: Path, *args: str, env: dict | None = None) -> subprocess.Popen:
     held = tmp_path / f"held-{point.replace(':', '-')}"
     held.unlink(missing_ok=True)
-    proc = cli(*args, env={"MMEDBENCH_HOLD": point, "MMEDBENCH_HOLD_FILE": str(held)})
+    proc = cli(*args, env={**(env or {}), "MMEDBENCH_HOLD": point, "MMEDBENCH_HOLD_FILE": str(held)})
     wait_until_held(proc, held, point)
     return proc
 
