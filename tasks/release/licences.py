@@ -152,11 +152,17 @@ def licence_rows(config: dict, sources_srl: dict[str, int]) -> list[dict]:
         fam, lic = vocabulary_licence(sab, srl, stated, umls)
         families.setdefault(fam, []).append(sab)
         lics[fam] = lic
+    # what a configured list gives: names (a name list: also the concepts it adds, with its
+    # labels' types; a description column: definitions); the ontologies give hierarchy too
+    uses = {c["sab"]: "concept names" for c in vocabulary.get("code_names", []) + vocabulary.get("glossaries", [])}
+    uses |= {c["sab"]: "concept names and the concepts it adds" + (", definitions" if c.get("description_column") else "")
+             for c in vocabulary.get("name_lists", [])}
     for fam, sabs in families.items():
         # a source's parts (MESPENCHI, NERELBIOEN, DOSPA) cite their source's reference
         ref = REFERENCES.get(fam) or next((REFERENCES[k] for k in sorted(REFERENCES, key=len, reverse=True)
                                            if k.isupper() and fam.startswith(k)), None)
-        rows.append({"source": f"vocabulary: {', '.join(sabs)}", "use": "concept names, definitions, hierarchy (cd corpus and queries)",
+        use = uses.get(fam, "concept names, definitions, hierarchy")
+        rows.append({"source": f"vocabulary: {', '.join(sabs)}", "use": f"{use} (cd corpus and queries)",
                      "licence": lics[fam], "ref": ref})
     return rows
 

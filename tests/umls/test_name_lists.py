@@ -333,6 +333,7 @@ def test_a_sab_the_licence_table_does_not_know_is_unknown_outside_umls():
                         {"DO": 0, "MINE": 0, "ODD": 0})
     assert {r["source"]: r["licence"].ids for r in rows} == {"vocabulary: DO": ("cc0-1.0", "cc-by-3.0"),
                                                               "vocabulary: MINE": ("cc-by-4.0",), "vocabulary: ODD": ("unknown",)}
+    assert {r["source"]: r["use"] for r in rows}["vocabulary: MINE"] == "concept names and the concepts it adds (cd corpus and queries)"
 
 
 # ------------------------------------------------------------------------------ real data
