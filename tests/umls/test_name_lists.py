@@ -363,3 +363,24 @@ def test_real_lists_of_shared_real(tmp_path):
 REAL_COUNTS = {"DOSPA": (8118, 2608), "MEDUTX": (27123, 1523), "MESPENCHI": (79809, 1699), "MESPENFRE": (6576, 407),
                "MESPENJPN": (17932, 1088), "MESPENRUS": (4374, 45), "NERELBIO": (24255, 2014), "NERELBIOEN": (2690, 1224),
                "QUAERO": (5689, 581), "RUCCON": (11220, 909), "WIKIDATA": (108075, 12280), "WIKIDATAJA": (108075, 2845)}
+
+
+def test_the_cli_grounds_with_a_configured_name_list(tmp_path):
+    """`mmedbench ground` reads the name lists as the build does: a French mention list's name
+    of an existing concept is found in French text."""
+    import subprocess
+    import sys
+
+    from tests.umls.test_code_names import write_build
+
+    (tmp_path / "corpus" / "train").mkdir(parents=True)
+    (tmp_path / "corpus" / "train" / "1.ann").write_text("T1\tDISO 0 15\tFièvre lumineuse\n#1\tAnnotatorNotes T1\tC9000001\n",
+                                                        encoding="utf-8")
+    extra = ('\n[[vocabulary.name_lists]]\npath = "corpus/train"\ninclude = ["*.ann"]\nformat = "brat"\nlang = "fr"\n'
+             'sab = "QUAERO"\nlicence = "gfdl"\ntext = "mentions"\n[vocabulary.name_lists.types]\nDISO = "T047"\n')
+    cfg = write_build(tmp_path, extra=extra)
+    cfg.write_text(cfg.read_text(encoding="utf-8").replace('languages = ["en", "es"]', 'languages = ["en", "fr"]'), encoding="utf-8")
+    out = subprocess.run([str(Path(sys.executable).with_name("mmedbench")), "ground", "--lang", "fr", "--config", str(cfg)],
+                         input="Il souffre d'une fièvre lumineuse depuis hier.\n", capture_output=True, text=True, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert [(m["text"], m["cui"]) for m in json.loads(out.stdout)["mentions"]] == [("fièvre lumineuse", "C9000001")]
