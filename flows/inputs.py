@@ -41,8 +41,11 @@ def input_files(loaded: LoadedConfig) -> dict[str, Path]:
         for p in sorted(vdir.glob("disease-ontology/*")) + sorted(vdir.glob("hpo/*")):
             if p.suffix in (".obo", ".tsv", ".hpoa"):
                 files[f"{cfg.vocabulary.path}/{p.relative_to(vdir).as_posix()}"] = paths.input_file(p, "vocabulary.path", loaded.path)
-    for i, c in enumerate(cfg.vocabulary.code_names):
-        loaded.input(c.path, f"vocabulary.code_names.{i}.path")
+    # every file a vocabulary block names is an input too: pinned in the manifest, part of the build id
+    for field, blocks in (("code_names", cfg.vocabulary.code_names), ("name_lists", cfg.vocabulary.name_lists),
+                          ("glossaries", cfg.vocabulary.glossaries)):
+        for i, block in enumerate(blocks):
+            files.update(_vocabulary_block_files(loaded, block, f"vocabulary.{field}.{i}.path"))
     for i, s in enumerate(cfg.sources):
         field = f"sources.{i}.path"
         path = loaded.input(s.path, field, folder=None)
@@ -71,6 +74,19 @@ def _folder_files(folder: Path, field: str, config: Path) -> list[Path]:
             continue
         out.append(paths.input_file(f, field, config))
     return out
+
+
+def _vocabulary_block_files(loaded: LoadedConfig, block, field: str) -> dict[str, Path]:
+    """A vocabulary block's files by the name the config gives them: its file, or each file its
+    `include` patterns select under its folder (umls/name_lists.list_files, which refuses a
+    held-out split's file)."""
+    from umls.name_lists import list_files
+
+    path = loaded.input(block.path, field, folder=None)
+    if not path.is_dir():
+        return {block.path: path}
+    return {f"{block.path}/{f.relative_to(path).as_posix()}": paths.input_file(f, field, loaded.path)
+            for f in list_files(block.model_copy(update={"path": str(path)}))}
 
 
 def next_minor(version: str) -> str:

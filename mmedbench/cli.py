@@ -369,13 +369,21 @@ def ground(
         # the same reader as the build, for either format (rrf, obo)
         code_names = [{**c.model_dump(), "path": str(loaded.input(c.path, f"vocabulary.code_names.{i}.path"))}
                       for i, c in enumerate(v.code_names)]
+        name_lists = [{**c.model_dump(), "path": str(loaded.input(c.path, f"vocabulary.name_lists.{i}.path", folder=None))}
+                      for i, c in enumerate(v.name_lists)]
+        glossaries = [{**c.model_dump(), "path": str(loaded.input(c.path, f"vocabulary.glossaries.{i}.path", folder=None))}
+                      for i, c in enumerate(v.glossaries)]
+        morphology = {c: loaded.registry[c].morphology for c in codes}
         key = content_key("ground-cli-vocab", {"format": v.format, "lat": lat, "srl": v.max_srl, "roots": v.roots,
                                                "files": {p.relative_to(vpath).as_posix(): str(p) for p in vocabulary_files(v.format, vpath)},
-                                               **({"code_names": code_names} if code_names else {})})
+                                               **({"code_names": code_names} if code_names else {}),
+                                               **({"name_lists": name_lists, "glossaries": glossaries, "morphology": morphology}
+                                                  if name_lists or glossaries else {})})
         vdir = work / "ground-cli" / key[:16]
         if not is_complete(vdir):  # never a folder a killed run left half-written
             mark_complete(vdir, build_configured_vocabulary(v.format, vpath, vdir, lat, v.max_srl,
-                                                            loaded.registry["en"].preferred_sources, v.roots, code_names))
+                                                            loaded.registry["en"].preferred_sources, v.roots, code_names,
+                                                            name_lists, glossaries, morphology))
         g = Grounder(vdir / "atoms.parquet", loaded.registry[lang], work / "indexes", cfg.grounding.quickumls_threshold, cfg.grounding.quickumls_window)
     except InputError as exc:
         _fail(str(exc))

@@ -410,3 +410,58 @@ def test_probes_end_in_one_line(work, reader, name, data, where):
     with pytest.raises(InputError) as exc:
         read(path)
     assert str(exc.value) == f"{path}{where[len(name):]}"
+
+
+# ------------------------------------------------------------------------------------ vocabulary name lists and glossaries
+
+import zipfile  # noqa: E402
+
+from tests.umls import test_name_lists as nl  # noqa: E402
+from umls.name_lists import NameListConfig, read_rows  # noqa: E402
+from umls.name_readers import file_lines, read_glossary, read_utx, zip_member_lines  # noqa: E402
+
+DO_TRANSLATIONS = ("source_id\tpredicate\tsource_text\ttranslation_text\ttranslator\tsource_lang\ttranslation_lang\tstatus\n"
+                   "DOID:1681\trdfs:label\theart septal defect\tdefecto septal cardíaco\tX\ten\tes\tfinal\n"
+                   "DOID:0040003\toboInOwl:hasExactSynonym\tbenzyl penicillin allergy\talergia a la bencilpenicilina\tX\ten\tes\t"
+                   "MANUALLY TRANSLATED\n")
+NAME_LISTS = {  # genuine lines of each format, and the block that reads them
+    "x.ann": (nl.BRAT, {"format": "brat", "types": {"DISO": "T047"}}),
+    "0.concept": ("T80||4551|4553||Body_location||ЛЖ||C0080310\nT75||1728|1749||Disease||аллергического ринита||C2607914\n",
+                  {"format": "biosyn"}),
+    "ru_train.tsv": (nl.NEREL, {"format": "delimited", "delimiter": "\t", "name_column": "text", "cui_column": "UMLS_CUI",
+                                "label_column": "entity_type", "types": {"DISO": "T047"}}),
+    "wd.csv": (nl.WIKIDATA, {"format": "delimited", "name_column": "en_label", "cui_column": "umls_id",
+                             "label_column": ["category_en", "category"], "description_column": "en_description",
+                             "types": {"disease": "T047"}}),
+    "doid-es.tsv": (DO_TRANSLATIONS, {"format": "do-translations"}),
+}
+
+
+@FUZZ
+@given(data=st.data(), name=st.sampled_from(sorted(NAME_LISTS)))
+def test_name_list_readers_fuzz(work, data, name):
+    genuine, block = NAME_LISTS[name]
+    path = work / name
+    path.write_bytes(data.draw(mutated(genuine.encode())))
+    src = NameListConfig(path=str(path), lang="fr", sab="FUZZ", licence="mit", **block)
+    only_input_errors(lambda p: list(read_rows(src, p)), path)
+
+
+@FUZZ
+@given(data=st.data(), which=st.sampled_from(["glossary", "utx", "utx-zip"]))
+def test_glossary_readers_fuzz(work, data, which):
+    if which == "glossary":
+        path = work / "en_fr.tsv"
+        path.write_bytes(data.draw(mutated(" 1 19-norprogesterone\t19-norprogestérone\t\n 2 gout\tgoutte\t\n".encode())))
+        only_input_errors(lambda p: list(read_glossary(file_lines(p, "a glossary"), p, "source")), path)
+        return
+    raw = data.draw(mutated(nl.UTX.encode()))
+    if which == "utx":
+        path = work / "medutx.utx"
+        path.write_bytes(raw)
+        only_input_errors(lambda p: list(read_utx(file_lines(p, "a glossary"), p)), path)
+        return
+    path = work / "medutx.zip"
+    with zipfile.ZipFile(path, "w") as zf:
+        zf.writestr("medutx1.01.utx", raw)
+    only_input_errors(lambda p: list(read_utx(zip_member_lines(p, "medutx1.01.utx"), p)), path)
