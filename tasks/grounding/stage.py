@@ -26,6 +26,7 @@ import os
 import re
 import threading
 from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import nltk  # noqa: F401  (see below)
@@ -74,10 +75,10 @@ class SharedGrounders:
 
     def __init__(self):
         self._lock = threading.Lock()
-        self._entries: dict[tuple, list] = {}  # key -> [lock, grounder or None]
+        self._entries: dict = {}  # key (a GrounderSpec) -> [lock, grounder or None]
 
     @contextmanager
-    def use(self, key: tuple, build):
+    def use(self, key, build):
         with self._lock:
             entry = self._entries.setdefault(key, [threading.Lock(), None])
         with entry[0]:
@@ -88,7 +89,7 @@ class SharedGrounders:
     def __len__(self) -> int:
         return sum(e[1] is not None for e in self._entries.values())
 
-    def built(self, key: tuple) -> bool:
+    def built(self, key) -> bool:
         with self._lock:
             entry = self._entries.get(key)
         return entry is not None and entry[1] is not None
@@ -122,12 +123,32 @@ def drop_grounders() -> None:
     GROUNDERS.clear()
 
 
-def grounder_key(atoms_path: str, lang_json: str, cache_root: str, threshold: float, window: int) -> tuple:
-    return (atoms_path, lang_json, cache_root, threshold, window)
+@dataclass(frozen=True)
+class GrounderSpec:
+    """Everything a language's grounder is built from (and its key in GROUNDERS): the
+    language's atoms table, its registry entry as JSON, the index cache folder and the
+    configured QuickUMLS overrides (None: the language's tuned default)."""
 
+    atoms_path: str
+    lang_json: str
+    cache_root: str
+    threshold: float | None
+    window: int | None
 
-def build_grounder(atoms_path: str, lang_json: str, cache_root: str, threshold: float, window: int) -> Grounder:
-    return Grounder(Path(atoms_path), Language.model_validate_json(lang_json), Path(cache_root), threshold, window)
+    @classmethod
+    def of(cls, vocab: dict, languages: dict[str, dict], code: str, cache_root: str, threshold: float | None,
+           window: int | None) -> "GrounderSpec":
+        return cls(vocab["atoms_by_lang"][code], json.dumps(languages[code], sort_keys=True), cache_root, threshold, window)
+
+    def language(self) -> Language:
+        return Language.model_validate_json(self.lang_json)
+
+    def uses_quickumls(self) -> bool:
+        lang = self.language()
+        return lang.grounder != "dictionary" and params_for(lang, self.threshold, self.window).quickumls
+
+    def build(self) -> Grounder:
+        return Grounder(Path(self.atoms_path), self.language(), Path(self.cache_root), self.threshold, self.window)
 
 
 def key_concepts(mentions: list[dict], group_of: dict[str, str], key_groups: set[str], min_score: float) -> list[str]:
@@ -341,22 +362,17 @@ def item_keys(mode: str, text_keys: list[str], has_passages: bool, options: list
     return keys, answers, negatives, no_passage
 
 
-def _args(vocab: dict, languages: dict[str, dict], code: str, cache_root: str, threshold: float, window: int) -> tuple:
-    return (vocab["atoms_by_lang"][code], json.dumps(languages[code], sort_keys=True), cache_root, threshold, window)
-
-
 def prepare_grounders(vocab: dict, languages: dict[str, dict], threshold: float, window: int, cache_root: str,
                       indexes_only: bool = False) -> None:
     """Build (once per process) the grounders of these languages; with `indexes_only`, only
     their on-disk QuickUMLS indexes (benchmarks build those outside the timed runs)."""
     for code in sorted(languages):
-        args = _args(vocab, languages, code, cache_root, threshold, window)
+        spec = GrounderSpec.of(vocab, languages, code, cache_root, threshold, window)
         if indexes_only:
-            lang = Language.model_validate_json(args[1])
-            if params_for(lang, threshold, window).fuzzy and lang.grounder != "dictionary":
-                quickumls_index(Path(args[0]), lang, Path(cache_root))
+            if spec.uses_quickumls():
+                quickumls_index(Path(spec.atoms_path), spec.language(), Path(cache_root))
             continue
-        with GROUNDERS.use(grounder_key(*args), lambda: build_grounder(*args)):
+        with GROUNDERS.use(spec, spec.build):
             pass
 
 
@@ -370,22 +386,21 @@ def _worker_init() -> None:
     processes moving one file offset would read each other's pages)."""
     forked_child()  # the tokenizer and analyzer locks are renewed by tasks.grounding.runtime's own fork hook
     for grounder in _FORKED:
-        if grounder.fuzzy is not None:
-            grounder.fuzzy.reopen()
-            grounder.fuzzy.track_fresh()  # its searches go back to the parent (_pool_ground)
+        for matcher in grounder.matchers:
+            matcher.after_fork()
 
 
-def _ground_chunk(chunk: list[tuple[int, str]]) -> tuple[list[list[dict]], dict[int, dict[str, list]]]:
+def _ground_chunk(chunk: list[tuple[int, str]]) -> tuple[list[list[dict]], dict[tuple[int, int], object]]:
     """In a forked worker: ground texts with the grounders inherited from the parent; with
-    the results, the simstring answers this worker found on the way (by grounder)."""
+    the results, what its matchers learnt on the way (QuickUMLS: its simstring answers), by
+    (grounder, matcher)."""
     results = [[m.as_dict() for m in _FORKED[g].ground(text)] for g, text in chunk]
     fresh = {}
     for g in sorted({g for g, _t in chunk}):
-        fuzzy = _FORKED[g].fuzzy
-        if fuzzy is not None:
-            found = fuzzy.take_fresh()
-            if found:
-                fresh[g] = found
+        for k, matcher in enumerate(_FORKED[g].matchers):
+            found = matcher.take_found()
+            if found is not None:
+                fresh[(g, k)] = found
     return results, fresh
 
 
@@ -414,8 +429,8 @@ def _pool_ground(grounders: list[Grounder], chunks: list[list[tuple[int, str]]],
     # of searching again (339,756 searches for the paper build's shards on 2 workers, 252,800
     # with answers carried)
     for _results, fresh in results:
-        for g, found in fresh.items():
-            grounders[g].fuzzy.absorb(found)
+        for (g, k), found in fresh.items():
+            grounders[g].matchers[k].absorb(found)
     return [r for chunk, _fresh in results for r in chunk]
 
 
@@ -440,7 +455,7 @@ def _build_indexes(jobs: list[tuple[str, str, str]], ready) -> None:
         os._exit(1)
 
 
-def prebuild_indexes(keys: dict[str, tuple], workers: int, min_atoms: int | None = None):
+def prebuild_indexes(keys: dict[str, GrounderSpec], workers: int, min_atoms: int | None = None):
     """Start a process that builds every missing QuickUMLS index of these languages with at
     least `min_atoms` atoms (PREBUILD_MIN_ATOMS), largest first: the English index is the
     largest single piece of grounder setup (a minute of CPU at paper scale, seven at full),
@@ -453,15 +468,13 @@ def prebuild_indexes(keys: dict[str, tuple], workers: int, min_atoms: int | None
     if workers < 2:
         return None, ()
     todo = []
-    for code, (atoms, lang_json, cache_root, threshold, window) in sorted(keys.items()):
-        lang = Language.model_validate_json(lang_json)
-        if lang.grounder == "dictionary" or not params_for(lang, threshold, window).fuzzy:
+    for code, spec in sorted(keys.items()):
+        if not spec.uses_quickumls() or GROUNDERS.built(spec):
             continue
-        if GROUNDERS.built(grounder_key(atoms, lang_json, cache_root, threshold, window)):
-            continue
-        rows = pq.ParquetFile(atoms).metadata.num_rows
-        if rows >= (PREBUILD_MIN_ATOMS if min_atoms is None else min_atoms) and not index_built(Path(atoms), lang, Path(cache_root)):
-            todo.append((-rows, code, (atoms, lang_json, cache_root)))
+        rows = pq.ParquetFile(spec.atoms_path).metadata.num_rows
+        if (rows >= (PREBUILD_MIN_ATOMS if min_atoms is None else min_atoms)
+                and not index_built(Path(spec.atoms_path), spec.language(), Path(spec.cache_root))):
+            todo.append((-rows, code, (spec.atoms_path, spec.lang_json, spec.cache_root)))
     if not todo:
         return None, ()
     todo.sort()
@@ -481,13 +494,12 @@ def ground_texts(requests: list[tuple[str, str]], vocab: dict, languages: dict[s
     processes (default `ground_workers()`) forked once this process holds the grounders."""
     unique = list(dict.fromkeys(requests))
     codes = sorted({c for c, _t in unique})
-    keys = {c: _args(vocab, languages, c, cache_root, threshold, window) for c in codes}
+    keys = {c: GrounderSpec.of(vocab, languages, c, cache_root, threshold, window) for c in codes}
     n = pool_workers(len(unique), workers)  # where it runs: tasks/grounding/isolated.py
     if n <= 1:
         out: dict[tuple[str, str], list[dict]] = {}
         for code in codes:
-            args = keys[code]
-            with GROUNDERS.use(grounder_key(*args), lambda: build_grounder(*args)) as grounder:
+            with GROUNDERS.use(keys[code], keys[code].build) as grounder:
                 for c, text in unique:
                     if c == code:
                         out[(c, text)] = [m.as_dict() for m in grounder.ground(text)]
@@ -502,12 +514,12 @@ def ground_texts(requests: list[tuple[str, str]], vocab: dict, languages: dict[s
         build_order = [c for c in codes if c not in prebuilt] + [c for c in prebuilt if c in codes]
 
         def build(code: str) -> Grounder:
+            spec = keys[code]
             if code in prebuilt:
-                atoms, lang_json, root = keys[code][:3]
-                wait_for_index(index_dir(Path(atoms), Language.model_validate_json(lang_json), Path(root)))
-            return build_grounder(*keys[code])
+                wait_for_index(index_dir(Path(spec.atoms_path), spec.language(), Path(spec.cache_root)))
+            return spec.build()
 
-        built = {c: held.enter_context(GROUNDERS.use(grounder_key(*keys[c]), lambda c=c: build(c))) for c in build_order}
+        built = {c: held.enter_context(GROUNDERS.use(keys[c], lambda c=c: build(c))) for c in build_order}
         grounders = [built[c] for c in codes]
         for code, grounder in zip(codes, grounders):
             if grounder.abbrev is not None and any(c == code and "(" in t for c, t in unique):
@@ -533,7 +545,7 @@ def _stopwords_of(vocab: dict, languages: dict[str, dict], code: str, cache_root
                   window: int) -> set[str]:
     """The grounder's folded stop-words (`option_concept` needs them): what Grounder.__init__
     computes for a space-delimited language, none for a dictionary (CJK) one."""
-    lang = Language.model_validate_json(_args(vocab, languages, code, cache_root, threshold, window)[1])
+    lang = GrounderSpec.of(vocab, languages, code, cache_root, threshold, window).language()
     if lang.grounder == "dictionary":
         return set()
     latin = "Latin" in lang.scripts
