@@ -65,18 +65,19 @@ Token = tuple[int, int]  # (start, end) in the text
 def span_candidates(text: str, tokens: Sequence[Token], stopwords: set[str], max_tokens: int,
                     taken: Sequence[tuple[int, int]] = ()) -> list[tuple[int, int]]:
     """Pure: the (start, end) spans of 1..max_tokens consecutive tokens that cross no clause
-    punctuation, neither start nor end with a stop-word (compared casefolded), hold a letter,
-    and overlap no span in `taken`. In text order, shorter first."""
+    punctuation, start and end with a token that holds a letter and is no stop-word (compared
+    casefolded), and overlap no span in `taken`. In text order, shorter first."""
     out = []
-    words = [(s, e) for s, e in tokens if any(c.isalpha() for c in text[s:e])]
+    words = list(tokens)
+    edge = [any(c.isalpha() for c in text[s:e]) and text[s:e].casefold() not in stopwords for s, e in words]
     for i, (s, _e) in enumerate(words):
-        if text[s:words[i][1]].casefold() in stopwords:
+        if not edge[i]:
             continue
         for j in range(i, min(i + max_tokens, len(words))):
             e = words[j][1]
             if j > i and MENTION_BREAK.search(text, words[j - 1][1], words[j][0]):
                 break
-            if text[words[j][0]:e].casefold() in stopwords:
+            if not edge[j]:
                 continue
             if any(s < te and ts < e for ts, te in taken):
                 continue
@@ -158,13 +159,23 @@ def encode(encoder, texts: list[str], cache: EmbeddingCache | None, progress: Ca
     return emb
 
 
+LanguageNames = tuple[list[str], list[str], np.ndarray]  # (names, their CUIs, their embeddings)
+
+
+def embed_names(encoder, terms: Sequence[Term], cache: EmbeddingCache | None,
+                progress: Callable[[int, int], None] | None = None) -> LanguageNames:
+    """A language's distinct names, the best-ranked CUI of each and their embeddings."""
+    texts, cuis = best_ranked_names(terms)
+    return texts, cuis, encode(encoder, texts, cache, progress)
+
+
 class NameIndex:
     """Every language's names and their embeddings; searched per text language."""
 
-    def __init__(self, encoder, names: dict[str, tuple[list[str], list[str], np.ndarray]]):
+    def __init__(self, encoder, names: dict[str, LanguageNames]):
         self.encoder = encoder
-        self._names = names  # lang -> (names, cuis, embeddings)
-        self._search: dict[str, tuple[np.ndarray, list[str]]] = {}
+        self._names = names
+        self._cuis: dict[str, list[str]] = {}
 
     @classmethod
     def build(cls, encoder, terms_by_lang: dict[str, Sequence[Term]], cache_dir: Path | None,
@@ -172,9 +183,8 @@ class NameIndex:
         cache = EmbeddingCache(Path(cache_dir) / encoder.fingerprint[:16]) if cache_dir else None
         names = {}
         for code in sorted(terms_by_lang):
-            texts, cuis = best_ranked_names(terms_by_lang[code])
             step = (lambda done, total, code=code: progress(code, done, total)) if progress else None
-            names[code] = (texts, cuis, encode(encoder, texts, cache, step))
+            names[code] = embed_names(encoder, terms_by_lang[code], cache, step)
         return cls(encoder, names)
 
     def languages(self) -> list[str]:
@@ -183,20 +193,22 @@ class NameIndex:
     def size(self, code: str) -> int:
         return len(self._names[code][0])
 
-    def _space(self, code: str) -> tuple[np.ndarray, list[str]]:
-        """(names x dimension matrix, CUIs) a text in `code` is compared with: English and its own."""
-        if code not in self._search:
-            codes = sorted({code, "en"} & set(self._names))
-            emb = np.concatenate([self._names[c][2] for c in codes]) if codes else np.zeros((0, self.encoder.dimension), np.float32)
-            cuis = [cui for c in codes for cui in self._names[c][1]]
-            self._search[code] = (emb.astype(np.float64), cuis)  # scored in float64: no digit moves with BLAS blocking
-        return self._search[code]
+    def _codes(self, code: str) -> list[str]:
+        """The languages whose names a text in `code` is compared with: English and its own."""
+        return sorted({code, "en"} & set(self._names))
 
     def nearest(self, code: str, queries: np.ndarray) -> list[Link | None]:
-        emb, cuis = self._space(code)
+        codes = self._codes(code)
+        if code not in self._cuis:
+            self._cuis[code] = [cui for c in codes for cui in self._names[c][1]]
+        cuis = self._cuis[code]
         out: list[Link | None] = []
         for i in range(0, len(queries), SEARCH_CHUNK):
-            out += nearest_links(queries[i:i + SEARCH_CHUNK].astype(np.float64) @ emb.T, cuis)
+            q = np.ascontiguousarray(queries[i:i + SEARCH_CHUNK], dtype=np.float32)
+            # one block per language, side by side (no concatenated copy of the name matrices);
+            # a row's scores do not depend on the other rows of the block
+            block = np.hstack([q @ self._names[c][2].T for c in codes]) if codes else np.zeros((len(q), 0), np.float32)
+            out += nearest_links(block, cuis)
         return out
 
 

@@ -18,9 +18,11 @@ class Match:
     text: str
     cui: str
     score: float
+    found_by: str = "string"  # the grounding pass that found it: "string" or "dense"
 
     def as_dict(self) -> dict:
-        return {"start": self.start, "end": self.end, "text": self.text, "cui": self.cui, "score": round(self.score, 4)}
+        return {"start": self.start, "end": self.end, "text": self.text, "cui": self.cui, "score": round(self.score, 4),
+                "pass": self.found_by}
 
 
 @dataclass(frozen=True)

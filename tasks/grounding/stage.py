@@ -24,6 +24,7 @@ import json
 import multiprocessing
 import os
 import re
+import sys
 import threading
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
@@ -121,6 +122,9 @@ GROUNDERS = SharedGrounders()
 
 def drop_grounders() -> None:
     GROUNDERS.clear()
+    dense = sys.modules.get("tasks.grounding.dense_pass")  # imported only where a dense pass ran
+    if dense is not None:
+        dense.drop_names()
 
 
 @dataclass(frozen=True)
@@ -151,9 +155,15 @@ class GrounderSpec:
         return Grounder(Path(self.atoms_path), self.language(), Path(self.cache_root), self.threshold, self.window)
 
 
+def confident(mention: dict, min_score: float) -> bool:
+    """Pure: does a mention count? A string match at or above `min_score`; a dense link always
+    (it passed the dense pass's own calibrated gates: a cosine is not a string score)."""
+    return mention.get("pass", "string") != "string" or mention["score"] >= min_score
+
+
 def key_concepts(mentions: list[dict], group_of: dict[str, str], key_groups: set[str], min_score: float) -> list[str]:
     """Pure: the CUIs that count for overlap (allowed group, confident match)."""
-    return sorted({m["cui"] for m in mentions if m["score"] >= min_score and group_of.get(m["cui"]) in key_groups})
+    return sorted({m["cui"] for m in mentions if confident(m, min_score) and group_of.get(m["cui"]) in key_groups})
 
 
 _PUNCT = re.compile(r"[^\w]+")
@@ -259,8 +269,8 @@ def option_concept(text: str, mentions: list[dict], min_score: float, stopwords:
     mention wins (score, then length, then CUI)."""
     best = None
     for m in mentions:
-        if m["score"] < min_score:
-            continue
+        if m.get("pass", "string") != "string" or m["score"] < min_score:
+            continue  # a dense span link is not an answer: options have their own gates (`DensePass.whole`)
         rest = text[: m["start"]] + " " + text[m["end"]:]
         if all(fold_term(w) in stopwords for w in _WORDS.findall(rest)):
             key = (-m["score"], -(m["end"] - m["start"]), m["cui"])
@@ -330,10 +340,10 @@ def answer_keys(correct_mentions: list[dict], group_of: dict[str, str], key_grou
     none: they mention no concept at `min_score`, or only concepts outside the key groups).
     Mentioned, not named as a whole: the gold is the explanation, not a concept entry, and a
     resident-exam answer is a phrase ("intravenous corticosteroids and plasmapheresis")."""
-    confident = [m for m in correct_mentions if m["score"] >= min_score]
-    if not confident:
+    sure = [m for m in correct_mentions if confident(m, min_score)]
+    if not sure:
         return [], NO_ANSWER_CONCEPT
-    keys = key_concepts(confident, group_of, key_groups, min_score)
+    keys = key_concepts(sure, group_of, key_groups, min_score)
     return (keys, None) if keys else ([], ANSWER_NOT_KEY)
 
 
@@ -574,7 +584,7 @@ def _requests(items: list[dict]) -> list[tuple[str, str]]:
     return requests
 
 
-def _item_concepts(it: dict, mentions: dict, named, group_of: dict[str, str], defined: set[str], params) -> tuple:
+def _item_concepts(it: dict, mentions: dict, named, linked, group_of: dict[str, str], defined: set[str], params) -> tuple:
     """(native mentions, pivot mentions, key CUIs, answers, negatives, why no gold passage)."""
     key_groups = set(params.key_groups)
     native = mentions[(it["lang"], it["text"])]
@@ -584,8 +594,10 @@ def _item_concepts(it: dict, mentions: dict, named, group_of: dict[str, str], de
         pivot = mentions[("en", it["pivot"])] if it["pivot"] else []
     text_keys = key_concepts(native + pivot, group_of, key_groups, params.min_score)
     options = [] if it["passage_ids"] else it.get("options") or []
-    # an option's English text first (the richest vocabulary), else its own
-    concepts = [(named("en", o["pivot"]) if o["pivot"] else None) or named(it["lang"], o["text"]) for o in options]
+    # an option's English text first (the richest vocabulary), else its own; string matches
+    # before dense links
+    concepts = [(named("en", o["pivot"]) if o["pivot"] else None) or named(it["lang"], o["text"])
+                or (linked("en", o["pivot"]) if o["pivot"] else None) or linked(it["lang"], o["text"]) for o in options]
     correct = [m for r in (option_requests(it) if asked_about(it) else []) for m in mentions[r]]
     keys, answers, negatives, no_passage = item_keys(it.get("key_concepts") or KEY_TEXT, text_keys, bool(it["passage_ids"]),
                                                      options, concepts, correct, {m["cui"] for m in native + pivot},
@@ -621,10 +633,19 @@ def ground_shard(shard: str, corpus: dict[str, str], vocab: dict, params, cache_
     if stats is not None:
         stats["texts"] = stats.get("texts", 0) + len(requests) + len(second)
         stats["unique"] = stats.get("unique", 0) + len(mentions)
+    whole: dict[tuple[str, str], tuple[str, float] | None] = {}
+    if "dense" in params.passes:
+        whole = _dense_pass(items, mentions, named, vocab, params, cache_root)
+
+    def linked(code: str, text: str) -> str | None:
+        found = whole.get((code, text))
+        return found[0] if found else None
+
     # the group and definedness of the concepts the shard's mentions name (every concept
     # below comes from them), from the table's facts read once per process
-    group_of, defined = concept_facts(vocab["concepts"], sorted({m["cui"] for ms in mentions.values() for m in ms}))
-    grounded = [(it, *_item_concepts(it, mentions, named, group_of, defined, params)) for it in items]
+    group_of, defined = concept_facts(vocab["concepts"], sorted({m["cui"] for ms in mentions.values() for m in ms}
+                                                                | {f[0] for f in whole.values() if f}))
+    grounded = [(it, *_item_concepts(it, mentions, named, linked, group_of, defined, params)) for it in items]
     names = names_of(sorted(vocab["atoms_by_lang"].values()), {c for g in grounded for c in g[3]})
     rows = [{"id": it["id"], "mentions": json.dumps({"native": native, "pivot": pivot}, ensure_ascii=False, sort_keys=True),
              "key_cuis": keys, "answerable": any(answerable(keys, passages.get(pid, ""), names) for pid in it["passage_ids"]),
@@ -632,3 +653,50 @@ def ground_shard(shard: str, corpus: dict[str, str], vocab: dict, params, cache_
             for it, native, pivot, keys, answers, negatives, no_passage in grounded]
     write_parquet(pa.Table.from_pylist(rows, schema=GROUNDED_SCHEMA), Path(out_path))
     return out_path
+
+
+def dense_targets(items: list[dict], mentions: dict, named, group_of: dict[str, str], key_groups: set[str],
+                  min_score: float) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """Pure: what the dense pass reads, (texts whose spans it links, options it reads whole).
+
+    Spans: an item's text and English pivot when string matching found no key concept in
+    either (an item that has one is about it already; a vignette has hundreds of spans), and
+    the correct options of a case keyed by its answer when they mention none. Options: every
+    option (its English and its own text) of an item whose options are its gold and one of
+    whose correct options names no concept by string: its answer can only come from the
+    dense pass, and its other options' links are the hard negatives beside it."""
+    spans: list[tuple[str, str]] = []
+    options: list[tuple[str, str]] = []
+    for it in items:
+        texts = [(it["lang"], it["text"])] + ([("en", it["pivot"])] if it["lang"] != "en" and it["pivot"] else [])
+        if not key_concepts([m for r in texts for m in mentions[r]], group_of, key_groups, min_score):
+            spans += texts
+        if asked_about(it):
+            correct = option_requests(it)
+            if not key_concepts([m for r in correct for m in mentions[r]], group_of, key_groups, min_score):
+                spans += correct
+        if it["passage_ids"] or not it.get("options"):
+            continue
+        opts = it["options"]
+        if all((o["pivot"] and named("en", o["pivot"])) or named(it["lang"], o["text"]) for o in opts if o["correct"]):
+            continue
+        for o in opts:
+            options += ([("en", o["pivot"])] if o["pivot"] else []) + [(it["lang"], o["text"])]
+    return list(dict.fromkeys(spans)), list(dict.fromkeys(options))
+
+
+def _dense_pass(items: list[dict], mentions: dict, named, vocab: dict, params, cache_root: str) -> dict:
+    """Run the dense pass on the shard: span mentions added to `mentions` (in place), and the
+    concepts options name as a whole returned."""
+    from tasks.grounding.dense_pass import DensePass
+
+    key_groups = set(params.key_groups)
+    group_of, _defined = concept_facts(vocab["concepts"], sorted({m["cui"] for ms in mentions.values() for m in ms}))
+    spans, options = dense_targets(items, mentions, named, group_of, key_groups, params.min_score)
+    if not spans and not options:
+        return {}
+    dense = DensePass(dict(vocab["atoms_by_lang"]), dict(params.languages), params.dense, cache_root, ground_workers())
+    for req, found in dense.span_mentions(spans, mentions).items():
+        if found:
+            mentions[req] = sorted(mentions[req] + found, key=lambda m: (m["start"], m["end"], m["cui"]))
+    return dense.whole(options)

@@ -53,7 +53,8 @@ def test_ground_an_obo_vocabulary_with_a_language_added_by_a_table(tmp_path):
     config = _config(tmp_path, "obo", data, ["en", "fr", "de"])
     code, out = _ground(config, "de", "Seit Tagen Glitzerfieber.")
     assert code == 0, out
-    assert json.loads(out) == {"mentions": [{"start": 11, "end": 24, "text": "Glitzerfieber", "cui": "C9000001", "score": 1.0}]}
+    assert json.loads(out) == {"mentions": [{"start": 11, "end": 24, "text": "Glitzerfieber", "cui": "C9000001", "score": 1.0,
+                                               "pass": "string"}]}
     code, out = _ground(config, "fr", "Une fièvre scintillante.")
     assert code == 0, out
     assert [m["cui"] for m in json.loads(out)["mentions"]] == ["C9000001"]
