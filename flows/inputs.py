@@ -39,6 +39,11 @@ def input_files(loaded: LoadedConfig) -> dict[str, Path]:
         for p in sorted(vdir.glob("disease-ontology/*")) + sorted(vdir.glob("hpo/*")):
             if p.suffix in (".obo", ".tsv", ".hpoa"):
                 files[f"{cfg.vocabulary.path}/{p.relative_to(vdir).as_posix()}"] = p
+    # every file a vocabulary block names is an input too: pinned in the manifest, part of the build id
+    for field, blocks in (("code_names", cfg.vocabulary.code_names), ("name_lists", cfg.vocabulary.name_lists),
+                          ("glossaries", cfg.vocabulary.glossaries)):
+        for i, block in enumerate(blocks):
+            files.update(_vocabulary_block_files(loaded, block, f"vocabulary.{field}.{i}.path"))
     for i, s in enumerate(cfg.sources):
         path = loaded.resolve(s.path)
         if path.is_dir():  # folder sources (igakuqa, beir, ...): pin every file in them
@@ -58,6 +63,21 @@ def input_files(loaded: LoadedConfig) -> dict[str, Path]:
         if not p.exists():
             raise InputError(p, f"input file not found (named in {loaded.path.name} as {rel!r})")
     return files
+
+
+def _vocabulary_block_files(loaded: LoadedConfig, block, field: str) -> dict[str, Path]:
+    """A vocabulary block's files by the name the config gives them: its file, or each file its
+    `include` patterns select under its folder (umls/name_lists.list_files, which refuses a
+    held-out split's file)."""
+    from umls.name_lists import list_files
+
+    path = loaded.resolve(block.path)
+    if not path.exists():
+        raise InputError(path, f"input file not found (named in {loaded.path.name} as {block.path!r})", field=field)
+    if not path.is_dir():
+        return {block.path: path}
+    return {f"{block.path}/{f.relative_to(path).as_posix()}": f
+            for f in list_files(block.model_copy(update={"path": str(path)}))}
 
 
 def next_minor(version: str) -> str:

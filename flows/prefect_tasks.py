@@ -83,7 +83,8 @@ def load_vocabulary(out, *, params: VocabularyParameters, work_dir):
     from umls.configured import build_configured_vocabulary
 
     p = params
-    args = (p.format, Path(p.rrf_dir), out, p.lat_to_lang, p.max_srl, p.preferred_en, p.roots, list(p.code_names))
+    args = (p.format, Path(p.rrf_dir), out, p.lat_to_lang, p.max_srl, p.preferred_en, p.roots, list(p.code_names),
+            list(p.name_lists), list(p.glossaries), dict(p.morphology))
     if _bytes_under(Path(p.rrf_dir)) >= ISOLATE_VOCABULARY_BYTES:
         return run_isolated(build_configured_vocabulary, *args)
     return build_configured_vocabulary(*args)

@@ -337,13 +337,19 @@ def ground_vocabulary(loaded, lang: str) -> Path:
     lat = {loaded.registry[c].umls_lat: c for c in codes}
     work = loaded.resolve(cfg.work_dir)
     code_names = [{**c.model_dump(), "path": str(loaded.resolve(c.path))} for c in v.code_names]
+    name_lists = [{**c.model_dump(), "path": str(loaded.resolve(c.path))} for c in v.name_lists]
+    glossaries = [{**c.model_dump(), "path": str(loaded.resolve(c.path))} for c in v.glossaries]
+    morphology = {c: loaded.registry[c].morphology for c in codes}
     key = content_key("ground-cli-vocab", {"format": v.format, "lat": lat, "srl": v.max_srl, "roots": v.roots,
                                            "files": {p.relative_to(vpath).as_posix(): str(p) for p in vocabulary_files(v.format, vpath)},
-                                           **({"code_names": code_names} if code_names else {})})
+                                           **({"code_names": code_names} if code_names else {}),
+                                           **({"name_lists": name_lists, "glossaries": glossaries, "morphology": morphology}
+                                              if name_lists or glossaries else {})})
     vdir = work / "ground-cli" / key[:16]
     if not is_complete(vdir):  # never a folder a killed run left half-written
         mark_complete(vdir, build_configured_vocabulary(v.format, vpath, vdir, lat, v.max_srl,
-                                                        loaded.registry["en"].preferred_sources, v.roots, code_names))
+                                                        loaded.registry["en"].preferred_sources, v.roots, code_names,
+                                                        name_lists, glossaries, morphology))
     return vdir
 
 

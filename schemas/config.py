@@ -89,17 +89,110 @@ class CodeNamesConfig(_Model):
         return self
 
 
+# a held-out split: grounding is measured on it, so its names never enter the vocabulary
+HELD_OUT_SPLITS = frozenset({"test", "dev", "devel", "valid", "validation", "heldout"})
+
+
+def names_held_out_split(path: str, steps: int | None = None) -> bool:
+    """Whether a path (its last `steps` steps; None: all) names a held-out split: a folder
+    called so ("corpus/test/x.ann", "test/0.concept"), or a file name with it as a word
+    ("bionnel_ru_dev.tsv"; not "medical_device.csv", nor a folder "test_reader" a test runs in)."""
+    parts = [p for p in path.replace("\\", "/").split("/") if p]
+    parts = parts[-steps:] if steps else parts
+    if not parts:
+        return False
+    *folders, last = parts
+    words = re.split(r"[_.\-\s]+", last.lower())
+    return any(f.lower() in HELD_OUT_SPLITS for f in folders) or any(w in HELD_OUT_SPLITS for w in words)
+TUI = Annotated[str, StringConstraints(pattern=r"^T\d{3}$")]
+
+
+class NameListConfig(_Model):
+    """Concept names keyed by CUI (umls/name_lists.py; README, "Vocabulary"): a corpus's
+    mentions with their CUIs (QUAERO, NEREL-BIO, RuCCoN), a terminology table (wikidata-medical)
+    or Disease Ontology's translation tables (DOIDs, reaching CUIs through DO's own xrefs)."""
+
+    path: str  # a file, or a folder whose `include` patterns select the files
+    include: list[str] = []  # glob patterns under a folder `path` ("**/*.ann")
+    format: Literal["brat", "biosyn", "delimited", "do-translations"]
+    lang: LangCode  # registry code of the names
+    sab: str = Field(pattern=r"^[A-Z][A-Z0-9_]{1,19}$")  # the SAB its atoms carry
+    srl: int = Field(0, ge=0, le=9)
+    licence: LicenceId
+    # running text ("mentions"): names as they occur (case, inflection) are normalised and
+    # deduplicated; "terms": names as a terminology writes them
+    text: Literal["mentions", "terms"] = "terms"
+    # delimited: the columns; `delimiter` "\t" for tsv
+    delimiter: str = Field(",", min_length=1, max_length=1)
+    name_column: str | None = None
+    cui_column: str | None = None
+    # the source's own type label; several names: the first the file's header has (one
+    # extraction's files say `category_en`, an older one's `category`)
+    label_column: str | list[str] | None = None
+    description_column: str | None = None  # a short English description: a definition where none is better
+    # the source's labels -> the UMLS semantic type its new concepts get (its group follows,
+    # umls/semgroups.py); a row whose label is not here is dropped ("unmapped_label"). Empty:
+    # the source names existing concepts only (DO's translations)
+    types: dict[str, TUI] = {}
+    # a name the source links to several concepts stays with one that has at least this share
+    # of its rows (1.0: a name linked to two concepts is always dropped)
+    majority: float = Field(1.0, gt=0.5, le=1)
+    # do-translations: the predicates whose translations are names, and the statuses kept
+    predicates: list[str] = ["rdfs:label", "oboInOwl:hasExactSynonym"]
+    statuses: list[str] = []  # empty: every status
+
+    @model_validator(mode="after")
+    def _shape(self):
+        if self.format == "delimited" and (self.name_column is None or self.cui_column is None):
+            raise ValueError("format 'delimited' needs name_column and cui_column")
+        if self.label_column is not None and not self.types:
+            raise ValueError("label_column needs `types` (each label's semantic type)")
+        # the path's last two steps (where a dataset names its splits: "corpus/test",
+        # "test/0.concept", "ru/bionnel_ru_dev.tsv"), not the folders the data happens to sit in
+        for part, steps in [(self.path, 2), *((i, None) for i in self.include)]:
+            if names_held_out_split(part, steps):
+                raise ValueError(f"{part!r} names a held-out split (test/dev): grounding is measured on it, "
+                                 "so only train files may feed the vocabulary")
+        return self
+
+
+class GlossaryConfig(_Model):
+    """Human term translations without concept ids (MeSpEn, MEDUTX): a term reaches a concept
+    only through an exact English name of exactly one concept (umls/name_lists.py)."""
+
+    path: str
+    member: str | None = None  # the text file inside a zip archive (MEDUTX's .utx)
+    format: Literal["glossary", "utx"]
+    lang: LangCode  # the language of the non-English side
+    english: Literal["source", "target"] = "source"  # which side is English
+    sab: str = Field(pattern=r"^[A-Z][A-Z0-9_]{1,19}$")
+    srl: int = Field(0, ge=0, le=9)
+    licence: LicenceId
+
+    @model_validator(mode="after")
+    def _not_english(self):
+        if self.lang == "en":
+            raise ValueError("a glossary adds names in another language than English (lang = 'en')")
+        return self
+
+
 class VocabularyConfig(_Model):
     format: Literal["rrf", "obo"] = "rrf"
     path: str  # a UMLS release folder (rrf), or a folder with disease-ontology/ and hpo/ (obo)
     max_srl: int = Field(0, ge=0, le=9)
     roots: str = "all"  # obo only: "all", "sample", or comma-separated DOID:/HP: roots
     code_names: list[CodeNamesConfig] = []  # obo only: names keyed by a code system
+    name_lists: list[NameListConfig] = []  # obo only: names keyed by CUI (or DOID)
+    glossaries: list[GlossaryConfig] = []  # obo only: translations reaching a CUI through an English name
 
     @model_validator(mode="after")
     def _code_names_need_do(self):
         if self.code_names and self.format != "obo":
             raise ValueError("code_names map codes through Disease Ontology's xrefs: they need format = \"obo\"")
+        if (self.name_lists or self.glossaries) and self.format != "obo":
+            raise ValueError("name_lists and glossaries extend the open vocabulary: they need format = \"obo\"")
+        sabs = [c.sab for c in self.code_names] + [c.sab for c in self.name_lists] + [c.sab for c in self.glossaries]
+        _listed_once(sabs, "vocabulary source's SAB")
         return self
 
 

@@ -63,13 +63,19 @@ class VocabularyParameters(Parameters):
     preferred_en: list[str]
     roots: str
     code_names: list[dict[str, Any]]
+    name_lists: list[dict[str, Any]] = []  # CUI-keyed name lists (umls/name_lists.py), paths absolute
+    glossaries: list[dict[str, Any]] = []  # term translations reaching a CUI through an English name
+    morphology: dict[str, str | None] = {}  # each build language's registry morphology (mentions are lemmatised by it)
 
     @classmethod
     def derive(cls, loaded, request):
         v = loaded.config.vocabulary
         return cls(format=v.format, rrf_dir=str(loaded.resolve(v.path)), lat_to_lang={l.umls_lat: l.code for l in loaded.languages},
                    max_srl=v.max_srl, preferred_en=loaded.registry["en"].preferred_sources, roots=v.roots,
-                   code_names=[{**c.model_dump(), "path": str(loaded.resolve(c.path))} for c in v.code_names])
+                   code_names=[{**c.model_dump(), "path": str(loaded.resolve(c.path))} for c in v.code_names],
+                   name_lists=[{**c.model_dump(), "path": str(loaded.resolve(c.path))} for c in v.name_lists],
+                   glossaries=[{**c.model_dump(), "path": str(loaded.resolve(c.path))} for c in v.glossaries],
+                   morphology={l.code: l.morphology for l in loaded.languages})
 
 
 class SourcesParameters(Parameters):
@@ -204,7 +210,8 @@ class WriteParameters(Parameters):
                    empty_cell_blame=", ".join(cfg.translation.memory) or str(loaded.path), config_dump=config_dump,
                    inputs=request.inputs, manifest_languages={l.code: l.model_dump(mode="json") for l in loaded.languages},
                    vocabulary_dir=loaded.resolve(cfg.vocabulary.path),
-                   code_name_srl={c.sab: c.srl for c in cfg.vocabulary.code_names})
+                   code_name_srl={c.sab: c.srl for c in [*cfg.vocabulary.code_names, *cfg.vocabulary.name_lists,
+                                                         *cfg.vocabulary.glossaries]})
 
 
 class EvaluationParameters(Parameters):

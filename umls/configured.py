@@ -25,15 +25,25 @@ def vocabulary_files(fmt: str, path: Path) -> list[Path]:
 
 
 def build_configured_vocabulary(fmt: str, path: Path, out_dir: Path, lat_to_lang: dict[str, str], max_srl: int,
-                                preferred_en: list[str], roots: str = "all", code_names: list | tuple = ()) -> dict:
+                                preferred_en: list[str], roots: str = "all", code_names: list | tuple = (),
+                                name_lists: list | tuple = (), glossaries: list | tuple = (),
+                                morphology: dict | None = None) -> dict:
     """Write atoms / concepts / parents (+ atoms per language) into `out_dir`; return their paths.
     `code_names`: code-keyed name lists (schemas.config.CodeNamesConfig, paths absolute; obo only),
-    kept when their restriction level is at most `max_srl`."""
+    `name_lists` and `glossaries` (NameListConfig, GlossaryConfig: umls/name_lists.py), each kept
+    when its restriction level is at most `max_srl`; `morphology`: each language's registry
+    morphology (mentions in running text are lemmatised by it)."""
+    def allowed(blocks):
+        return [c for c in blocks if (c["srl"] if isinstance(c, dict) else c.srl) <= max_srl]
+
     if fmt == "obo":
         from umls.obo_vocabulary import build_obo_vocabulary
 
-        allowed = [c for c in code_names if (c["srl"] if isinstance(c, dict) else c.srl) <= max_srl]
-        return build_obo_vocabulary(Path(path), Path(out_dir), lat_to_lang, preferred_en, roots, allowed)
+        return build_obo_vocabulary(Path(path), Path(out_dir), lat_to_lang, preferred_en, roots, allowed(code_names),
+                                    allowed(name_lists), allowed(glossaries), morphology)
+    if name_lists or glossaries:
+        raise InputError(path, "name_lists and glossaries extend the open vocabulary: they need format 'obo'",
+                         field="vocabulary.name_lists")
     if code_names:
         raise InputError(path, "code_names map codes through Disease Ontology's xrefs: they need format 'obo'",
                          field="vocabulary.code_names")

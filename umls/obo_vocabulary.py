@@ -19,7 +19,7 @@ and writes the three tables `umls.vocabulary.build_vocabulary` writes from a UML
 (same columns, types and sort order, via `common.parquet.write_parquet`):
 
   atoms.parquet     cui, lang, str, ispref, sab, tty     SABs DO, HPO and HPO<LAT> per translated language
-  concepts.parquet  cui, tui, sty, group, name_en, definition
+  concepts.parquet  cui, tui, sty, group, name_en, definition, definition_source (the definition's SAB)
   parents.parquet   cui, parent
 
 `roots`:
@@ -78,6 +78,32 @@ STY_NAMES = {
     "T079": ("A2.1.1", "Temporal Concept"),
     "T080": ("A2.1.2", "Qualitative Concept"),
     "T081": ("A2.1.3", "Quantitative Concept"),
+    # the types name lists map their labels to (umls/name_lists.py, configs' `types`)
+    "T001": ("A1.1", "Organism"),
+    "T004": ("A1.1.3.1.1", "Fungus"),
+    "T005": ("A1.1.4", "Virus"),
+    "T007": ("A1.1.2", "Bacterium"),
+    "T022": ("A1.2.3.4", "Body System"),
+    "T023": ("A1.2.3.1", "Body Part, Organ, or Organ Component"),
+    "T024": ("A1.2.3.3", "Tissue"),
+    "T025": ("A1.2.3.2", "Cell"),
+    "T028": ("A1.2.3.5", "Gene or Genome"),
+    "T029": ("A2.1.5.2", "Body Location or Region"),
+    "T039": ("B2.2.1.1.1", "Physiologic Function"),
+    "T058": ("B1.3.1", "Health Care Activity"),
+    "T059": ("B1.3.1.1", "Laboratory Procedure"),
+    "T060": ("B1.3.1.2", "Diagnostic Procedure"),
+    "T061": ("B1.3.1.3", "Therapeutic or Preventive Procedure"),
+    "T067": ("B2", "Phenomenon or Process"),
+    "T073": ("A1.3.1", "Manufactured Object"),
+    "T074": ("A1.3.1.1", "Medical Device"),
+    "T083": ("A2.1.5.4", "Geographic Area"),
+    "T103": ("A1.4.1", "Chemical"),
+    "T116": ("A1.4.1.2.1.7", "Amino Acid, Peptide, or Protein"),
+    "T121": ("A1.4.1.1.1", "Pharmacologic Substance"),
+    "T125": ("A1.4.1.1.3.2", "Hormone"),
+    "T126": ("A1.4.1.1.3.3", "Enzyme"),
+    "T201": ("A2.3", "Clinical Attribute"),
 }
 SABS = ("DO", "HPO", *ds.SAB_BY_LANG.values())  # the SABs of the shared data's languages (fr, es, ja, zh)
 
@@ -100,7 +126,7 @@ ATOM_SCHEMA = pa.schema([
 ])
 CONCEPT_SCHEMA = pa.schema([
     ("cui", pa.string()), ("tui", pa.string()), ("sty", pa.string()), ("group", pa.string()),
-    ("name_en", pa.string()), ("definition", pa.string()),
+    ("name_en", pa.string()), ("definition", pa.string()), ("definition_source", pa.string()),
 ])
 PARENT_SCHEMA = pa.schema([("cui", pa.string()), ("parent", pa.string())])
 
@@ -397,6 +423,7 @@ def concept_tables(concepts: dict, lat_to_lang: dict[str, str], preferred_en: li
         rows["name_en"].append(name_en[cui][2] if cui in name_en else "")
         defs = sorted((sab, _clean(text)) for sab, text in c["defs"].items())
         rows["definition"].append(defs[0][1] if defs else "")
+        rows["definition_source"].append(defs[0][0] if defs else "")  # the SAB the definition is from
     concept_table = pa.table(rows, schema=CONCEPT_SCHEMA)
 
     pairs = sorted({(cui, p) for cui, c in concepts.items() for p in c["parents"] if p != cui})
@@ -405,16 +432,18 @@ def concept_tables(concepts: dict, lat_to_lang: dict[str, str], preferred_en: li
 
 
 def build_obo_vocabulary(data_dir: Path, out_dir: Path, lat_to_lang: dict[str, str], preferred_en: list[str], roots: str = "all",
-                         code_names: Iterable = ()) -> dict[str, str]:
+                         code_names: Iterable = (), name_lists: Iterable = (), glossaries: Iterable = (),
+                         morphology: dict | None = None) -> dict[str, str]:
     """Write atoms / concepts / parents parquet from DO + HPO + HPO babelon, plus the names of
     the code-keyed sources (`code_names`: umls.code_names) in the build's languages; return
     their paths (and, with code-keyed sources, `code_names_report`: what each mapped and dropped)."""
     data_dir, out_dir = Path(data_dir), Path(out_dir)
     sabs = {code: translation_sab(lat) for lat, code in lat_to_lang.items() if code != "en"}
-    code_names = list(code_names)
+    code_names, name_lists, glossaries = list(code_names), list(name_lists), list(glossaries)
     report = None
+    lists_report = None
     if roots.strip() == "sample":
-        if code_names:
+        if code_names or name_lists or glossaries:
             raise InputError(data_dir, "code_names need the open vocabulary's own term-to-CUI map: roots 'all' or a list of roots",
                              field="vocabulary.roots")
         for rel in (DO_OBO, DO_XREF, HP_OBO, *(Path(f"hpo/hp-{lang}.babelon.tsv") for lang in ds.SAB_BY_LANG)):
@@ -426,6 +455,10 @@ def build_obo_vocabulary(data_dir: Path, out_dir: Path, lat_to_lang: dict[str, s
             from umls.code_names import add_code_names
 
             report = add_code_names(concepts, id_to_cui, data_dir, code_names, set(lat_to_lang.values()))
+        if name_lists or glossaries:
+            from umls.name_lists import add_name_lists
+
+            lists_report = add_name_lists(concepts, id_to_cui, name_lists, glossaries, set(lat_to_lang.values()), morphology)
     atoms, concept_table, parents = concept_tables(concepts, lat_to_lang, preferred_en)
     from umls.vocabulary import write_vocabulary
 
@@ -441,6 +474,14 @@ def build_obo_vocabulary(data_dir: Path, out_dir: Path, lat_to_lang: dict[str, s
         with atomic_write(out_dir / "code_names_report.json") as fh:
             fh.write(json.dumps(report, ensure_ascii=False, sort_keys=True, indent=2) + "\n")
         paths["code_names_report"] = str(out_dir / "code_names_report.json")
+    if lists_report is not None:
+        import json
+
+        from common.jsonio import atomic_write
+
+        with atomic_write(out_dir / "name_lists_report.json") as fh:
+            fh.write(json.dumps(lists_report, ensure_ascii=False, sort_keys=True, indent=2) + "\n")
+        paths["name_lists_report"] = str(out_dir / "name_lists_report.json")
     return paths
 
 

@@ -2,7 +2,7 @@
 
 Outputs, all sorted so that the bytes are a function of the input:
   atoms.parquet     cui, lang, str, ispref, sab, tty   (languages of the build, SRL <= max)
-  concepts.parquet  cui, tui, sty, group, name_en, definition
+  concepts.parquet  cui, tui, sty, group, name_en, definition, definition_source (the definition's SAB)
   parents.parquet   cui, parent                       (MRREL PAR/RB, both directions folded)
 """
 from __future__ import annotations
@@ -80,7 +80,7 @@ def load_concepts(rrf_dir: Path, atoms: pa.Table, preferred_en: list[str], all_c
         defs = _first_per_key(read_rrf_table(rrf_dir / "MRDEF.RRF", ["CUI", "SAB", "DEF"]), "CUI",
                               [("SAB", "ascending"), ("DEF", "ascending")])
     else:
-        defs = pa.table({"CUI": pa.array([], pa.string()), "DEF": pa.array([], pa.string())})
+        defs = pa.table({"CUI": pa.array([], pa.string()), "SAB": pa.array([], pa.string()), "DEF": pa.array([], pa.string())})
     en = atoms.filter(pc.equal(atoms["lang"], "en")).select(["cui", "str", "ispref", "sab", "tty"])
     rank = pc.index_in(en["sab"], value_set=pa.array(preferred_en, pa.string()))
     en = en.append_column("rank", pc.fill_null(rank, len(preferred_en))).append_column("nopref", pc.invert(en["ispref"]))
@@ -91,7 +91,7 @@ def load_concepts(rrf_dir: Path, atoms: pa.Table, preferred_en: list[str], all_c
     base = pa.table({"cui": pa.array(cuis, pa.string())})
     base = base.join(sty.select(["CUI", "TUI", "STY"]), "cui", "CUI", join_type="left outer")
     base = base.join(names.select(["cui", "str"]), "cui", join_type="left outer")
-    base = base.join(defs.select(["CUI", "DEF"]), "cui", "CUI", join_type="left outer")
+    base = base.join(defs.select(["CUI", "SAB", "DEF"]), "cui", "CUI", join_type="left outer")
     base = base.sort_by("cui")
     tui = pc.fill_null(base["TUI"], "T000")
     # a few hundred distinct types: map each once, not each of millions of concepts
@@ -100,6 +100,7 @@ def load_concepts(rrf_dir: Path, atoms: pa.Table, preferred_en: list[str], all_c
     return pa.table({
         "cui": base["cui"], "tui": tui, "sty": pc.fill_null(base["STY"], "Unknown"), "group": groups,
         "name_en": pc.fill_null(base["str"], ""), "definition": pc.fill_null(base["DEF"], ""),
+        "definition_source": pc.fill_null(base["SAB"], ""),
     })
 
 

@@ -44,6 +44,26 @@ CODE_NAME_LICENCES = {
                        "https://github.com/ak4nv/mkb10"),
 }
 
+# CUI-keyed name lists and glossaries (umls/name_lists.py) of ../shared/data, by the SAB
+# configs/shared-real.toml gives them; others take their config's `licence`
+NAME_LIST_LICENCES = {
+    "QUAERO": Licence(("gfdl",), "GNU Free Documentation License (QUAERO French Medical Corpus, CLEF eHealth): cite QUAERO",
+                      "https://quaerofrenchmed.limsi.fr/"),
+    "NERELBIO": Licence(("unknown",), RESEARCH_ONLY + " (NEREL-BIO BioNNE-L; its article is CC BY 4.0 and calls the data "
+                        "freely available)", "https://github.com/nerel-ds/NEREL-BIO"),
+    "NERELBIOEN": Licence(("unknown",), RESEARCH_ONLY + " (NEREL-BIO BioNNE-L, English part)", "https://github.com/nerel-ds/NEREL-BIO"),
+    "RUCCON": Licence(("unknown",), RESEARCH_ONLY + " (RuCCoN)", "https://github.com/AIRI-Institute/RuCCoN"),
+    "WIKIDATA": Licence(("cc0-1.0",), "CC0 1.0 (Wikidata's labels, descriptions and UMLS CUI statements; terminology facts only)",
+                        "https://www.wikidata.org/wiki/Wikidata:Licensing"),
+    "WIKIDATAJA": Licence(("cc0-1.0",), "CC0 1.0 (Wikidata's Japanese labels with UMLS CUI statements; terminology facts only)",
+                          "https://www.wikidata.org/wiki/Wikidata:Licensing"),
+    "DOSPA": Licence(("cc0-1.0",), "CC0 1.0 (Disease Ontology's Spanish translation tables)", "https://disease-ontology.org"),
+    **{f"MESPEN{lat}": Licence(("cc-by-4.0",), "CC BY 4.0 (MeSpEn medical glossaries, doi 10.5281/zenodo.2205690): cite MeSpEn",
+                               "https://doi.org/10.5281/zenodo.2205690") for lat in ("CHI", "JPN", "RUS", "FRE")},
+    "MEDUTX": Licence(("cc-by-3.0",), "CC BY 3.0 (MEDUTX 1.01, Kitasato University / AAMT): cite Kitasato University",
+                      "https://aamt.info/"),
+}
+
 # what each source is, for the card's table
 FORMAT_NAMES = {
     "pubmedqa": "PubMedQA", "frenchmedmcqa": "FrenchMedMCQA", "igakuqa": "IgakuQA", "rumeddanet": "RuMedDaNet (RuMedBench)",
@@ -65,17 +85,28 @@ REFERENCES = {
                    "Answering Dataset Annotated with Explanatory Argumentative Structures. EMNLP 2024.",
     "DO": "Schriml LM et al. The Human Disease Ontology 2022 update. Nucleic Acids Research 50(D1), 2022.",
     "HPO": "Gargano MA et al. The Human Phenotype Ontology in 2024: phenotypes around the world. Nucleic Acids Research 52(D1), 2024.",
+    "QUAERO": "Névéol A, Grouin C, Leixa J, Rosset S, Zweigenbaum P. The QUAERO French Medical Corpus: A Ressource for Medical "
+              "Entity Recognition and Normalization. BioTextMining Workshop, LREC 2014.",
+    "NERELBIO": "Loukachevitch N et al. NEREL-BIO: a dataset of biomedical abstracts annotated with nested named entities. "
+                "Bioinformatics 39(4), 2023.",
+    "RUCCON": "Nesterov A et al. RuCCoN: Clinical Concept Normalization in Russian. Findings of ACL 2022.",
+    "MESPEN": "Villegas M et al. MeSpEn_Glossaries (medical glossaries), Zenodo, doi 10.5281/zenodo.2205690, 2018.",
+    "MEDUTX": "MEDUTX 1.01, Dept. of Medical Informatics, School of Allied Health Sciences, Kitasato University (2009), AAMT UTX.",
     "ICD10RU": "World Health Organization. International Statistical Classification of Diseases and Related Health Problems, "
                "10th Revision (ICD-10). Russian edition: Ministry of Health of the Russian Federation, reference book МКБ-10, "
                "OID 1.2.643.5.1.13.13.11.1005, version 2.27.",
 }
 
 
-def vocabulary_licence(sab: str, srl: int, stated: dict[str, str] | None = None) -> tuple[str, Licence]:
+def vocabulary_licence(sab: str, srl: int, stated: dict[str, str] | None = None, umls: bool = True) -> tuple[str, Licence]:
     """(source family, licence) of a vocabulary source (SAB) in the manifest. `stated`: the
-    licence a build config gives each code-keyed list's SAB (vocabulary.code_names)."""
+    licence a build config gives each code-keyed list's, name list's and glossary's SAB;
+    `umls`: whether the vocabulary is a UMLS release (format "rrf"). Only there is a SAB this
+    table does not know a UMLS source: in an open vocabulary it is "unknown", never UMLS's."""
     if sab in CODE_NAME_LICENCES:
         return sab, CODE_NAME_LICENCES[sab]
+    if sab in NAME_LIST_LICENCES:
+        return sab, NAME_LIST_LICENCES[sab]
     if stated and sab in stated:
         return sab, source_licence("", stated[sab])
     if sab == "DO":
@@ -84,6 +115,8 @@ def vocabulary_licence(sab: str, srl: int, stated: dict[str, str] | None = None)
         return "HPO", HPO
     if sab == "MMBDE":
         return sab, TEST_TERMS
+    if not umls:
+        return sab, UNKNOWN
     return sab, Licence(("other",), f"UMLS Metathesaurus License Agreement (source restriction level {srl})",
                         "https://www.nlm.nih.gov/research/umls/knowledge_sources/metathesaurus/release/license_agreement.html")
 
@@ -111,14 +144,20 @@ def licence_rows(config: dict, sources_srl: dict[str, int]) -> list[dict]:
                      "licence": lic, "ref": None})
     families: dict[str, list[str]] = {}
     lics: dict[str, Licence] = {}
-    stated = {c["sab"]: c["licence"] for c in config.get("vocabulary", {}).get("code_names", [])}
+    vocabulary = config.get("vocabulary", {})
+    blocks = [*vocabulary.get("code_names", []), *vocabulary.get("name_lists", []), *vocabulary.get("glossaries", [])]
+    stated = {c["sab"]: c["licence"] for c in blocks}
+    umls = vocabulary.get("format", "rrf") == "rrf"
     for sab, srl in sorted(sources_srl.items()):
-        fam, lic = vocabulary_licence(sab, srl, stated)
+        fam, lic = vocabulary_licence(sab, srl, stated, umls)
         families.setdefault(fam, []).append(sab)
         lics[fam] = lic
     for fam, sabs in families.items():
+        # a source's parts (MESPENCHI, NERELBIOEN, DOSPA) cite their source's reference
+        ref = REFERENCES.get(fam) or next((REFERENCES[k] for k in sorted(REFERENCES, key=len, reverse=True)
+                                           if k.isupper() and fam.startswith(k)), None)
         rows.append({"source": f"vocabulary: {', '.join(sabs)}", "use": "concept names, definitions, hierarchy (cd corpus and queries)",
-                     "licence": lics[fam], "ref": REFERENCES.get(fam)})
+                     "licence": lics[fam], "ref": ref})
     return rows
 
 

@@ -357,8 +357,9 @@ def _write_cells_and_report(p: WriteParameters, draft: Draft, vocab: dict, src: 
     counts = write_cells(alloc["assignments"], src["corpora"], vocab, p.languages, p.dev_fraction, tmp, item_langs)
     changes = _merge_base(p.base, tmp, p.languages, counts) if p.base is not None else None
     code_names = read_json_object(Path(vocab["code_names_report"]), "the code-keyed names' report") if vocab.get("code_names_report") else None
+    name_lists = read_json_object(Path(vocab["name_lists_report"]), "the name lists' report") if vocab.get("name_lists_report") else None
     draft.report = write_build_report(alloc["dropped"], alloc["gates"], alloc["unrealized"], counts, p.quotas, tmp,
-                                      vocabulary_code_names=code_names)
+                                      vocabulary_code_names=code_names, vocabulary_name_lists=name_lists)
     _check_no_empty_cell(p, counts)
     hold("release:written")  # tests only: stop with the cells written and nothing published
     for cell in counts:

@@ -215,11 +215,13 @@ def write_confusion_sets(rows: list[dict], cd_dir: Path) -> None:
 
 
 def write_build_report(dropped: str, gates: str, unrealized: str, counts: dict, quotas: dict[str, int], out_dir: Path,
-                       vocabulary_code_names: dict | None = None) -> dict:
+                       vocabulary_code_names: dict | None = None, vocabulary_name_lists: dict | None = None) -> dict:
     """`gates`, `unrealized`: the allocation stage's counts of gate rejections and of texts
     never made (UNREALIZED_TABLE: no English pivot, no translation in memory; not gate
     rejections). `vocabulary_code_names`: what each code-keyed name list mapped and dropped,
-    by reason (umls/code_names.py); in the report only when the build has such lists."""
+    by reason (umls/code_names.py); `vocabulary_name_lists`: what each name list and glossary
+    read, added and dropped, by reason (umls/name_lists.py); each in the report only when the
+    build has such sources."""
     drops = drops_from_rows(table_rows(pq.read_table(dropped)))
     gate_counts = {r["gate"]: r["rejections"] for r in table_rows(pq.read_table(gates))}
     unrealized_counts = {f"{r['lang']}: {UNREALIZED_TEXT[r['unrealized']]}": r["items"]
@@ -238,6 +240,8 @@ def write_build_report(dropped: str, gates: str, unrealized: str, counts: dict, 
     }
     if vocabulary_code_names:
         report["vocabulary_code_names"] = vocabulary_code_names
+    if vocabulary_name_lists:
+        report["vocabulary_name_lists"] = vocabulary_name_lists
     with atomic_write(out_dir / "build_report.json") as fh:
         fh.write(json.dumps(report, ensure_ascii=False, sort_keys=True, indent=2) + "\n")
     return report
