@@ -461,3 +461,56 @@ def test_a_failed_build_releases_grounders_while_a_shard_still_imports_the_stage
     half_made.drop_grounders = lambda: dropped.append(True)
     isolated.release_grounders(failed=True)
     assert dropped == [True]
+
+
+def _exam_shard(sample, dest: Path, option: str) -> str:
+    """The sample's first shard with its first item made a French exam item (its options its
+    gold) whose correct option is `option`."""
+    import pyarrow as pa
+
+    shard = sample["src"]["shards"][0]
+    t = pq.read_table(shard)
+    rows = t.to_pylist()
+    rows[0] = {**rows[0], "lang": "fr", "passage_ids": [], "pivot": None, "text": "Quel est le diagnostic ?",
+               "options": [{"text": option, "pivot": None, "correct": True},
+                           {"text": "Insuffisance aortique", "pivot": None, "correct": False}]}
+    out = dest / Path(shard).name
+    dest.mkdir(parents=True, exist_ok=True)
+    pq.write_table(pa.Table.from_pylist(rows, schema=t.schema), out)
+    return str(out)
+
+
+def test_the_dense_pass_answers_an_option_string_matching_cannot_name_on_any_worker_count(sample, monkeypatch, tmp_path):
+    """End to end through ground_shard, with a tiny deterministic encoder in place of use-m: the
+    misspelt answer names nothing by string (the item is dropped), the dense pass links it at
+    the option gates, and the shard's bytes are the same on one worker and two."""
+    from tasks.grounding import dense_pass
+    from tests.tasks.grounding.test_dense_linker import TrigramEncoder
+
+    monkeypatch.setattr(dense_pass, "encoder", lambda threads: TrigramEncoder())
+    s, g = sample, sample["g"]
+    shard = _exam_shard(sample, tmp_path / "in", "Anévysme de laorte")
+    needed = sorted(set(s["src"]["shard_langs"][0]) | {"en", "fr"})
+    vocab = {"concepts": s["vocab"]["concepts"], "atoms_by_lang": {c: s["vocab"]["atoms_by_lang"][c] for c in needed}}
+    langs = {c: s["langs"][c] for c in needed}
+    gates = {"span_threshold": 0.99, "span_margin": 0.5, "option_threshold": 0.6, "option_margin": 0.05}
+
+    def run(passes, workers, name):
+        monkeypatch.setenv(stage.WORKERS_ENV, str(workers))
+        params = GroundingParameters.of(langs, g.key_groups, g.min_score, g.quickumls_threshold, g.quickumls_window,
+                                        passes=passes, dense=gates)
+        path = Path(stage.ground_shard(shard, s["src"]["corpora"], vocab, params, str(tmp_path / "idx"),
+                                       str(tmp_path / name / "out.parquet")))
+        return path.read_bytes(), pq.read_table(path).to_pylist()[0]
+
+    _b, string_only = run(["string"], 1, "s")
+    assert string_only["no_passage"] == "no-answer-concept"
+    one, row = run(["string", "dense"], 1, "d1")
+    assert row["no_passage"] is None and row["answer_cuis"] == ["C0003486"]
+    assert row["negative_cuis"] == ["C0003504"]
+    two, _row = run(["string", "dense"], 2, "d2")
+    assert one == two
+    # an option gate above the link's cosine: no answer again
+    gates["option_threshold"] = 0.99
+    _b, strict = run(["string", "dense"], 1, "d3")
+    assert strict["no_passage"] == "no-answer-concept"
