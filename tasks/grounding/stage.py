@@ -656,38 +656,40 @@ def ground_shard(shard: str, corpus: dict[str, str], vocab: dict, params, cache_
 
 
 def dense_targets(items: list[dict], mentions: dict, named, group_of: dict[str, str], key_groups: set[str],
-                  min_score: float) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
-    """Pure: what the dense pass reads, (texts whose spans it links, options it reads whole).
+                  min_score: float) -> tuple[list[tuple[str, str]], list[tuple[tuple[str, str] | None, tuple[str, str]]]]:
+    """Pure: what the dense pass reads: (texts whose spans it links, options it reads whole).
 
-    Spans: an item's text and English pivot when string matching found no key concept in
-    either (an item that has one is about it already; a vignette has hundreds of spans), and
-    the correct options of a case keyed by its answer when they mention none. Options: every
-    option (its English and its own text) of an item whose options are its gold and one of
-    whose correct options names no concept by string: its answer can only come from the
-    dense pass, and its other options' links are the hard negatives beside it."""
+    Spans: the text and English pivot of an item keyed by its text whose gold is its passages,
+    when string matching found no key concept in either (one that has one is about it already;
+    a vignette is hundreds of spans), and the correct options of a case keyed by its answer
+    when they mention none. An exam item's text is not read: its key is its answer. Options:
+    (English text or None, own text) of every option of an item whose options are its gold
+    and one of whose correct options string matching names not: its answer can only come
+    from the dense pass, and its other options' links are the hard negatives beside it."""
     spans: list[tuple[str, str]] = []
-    options: list[tuple[str, str]] = []
+    options: list[tuple[tuple[str, str] | None, tuple[str, str]]] = []
     for it in items:
-        texts = [(it["lang"], it["text"])] + ([("en", it["pivot"])] if it["lang"] != "en" and it["pivot"] else [])
-        if not key_concepts([m for r in texts for m in mentions[r]], group_of, key_groups, min_score):
-            spans += texts
         if asked_about(it):
             correct = option_requests(it)
             if not key_concepts([m for r in correct for m in mentions[r]], group_of, key_groups, min_score):
                 spans += correct
-        if it["passage_ids"] or not it.get("options"):
             continue
-        opts = it["options"]
+        if it["passage_ids"]:
+            texts = [(it["lang"], it["text"])] + ([("en", it["pivot"])] if it["lang"] != "en" and it["pivot"] else [])
+            if not key_concepts([m for r in texts for m in mentions[r]], group_of, key_groups, min_score):
+                spans += texts
+            continue
+        opts = it.get("options") or []
         if all((o["pivot"] and named("en", o["pivot"])) or named(it["lang"], o["text"]) for o in opts if o["correct"]):
             continue
-        for o in opts:
-            options += ([("en", o["pivot"])] if o["pivot"] else []) + [(it["lang"], o["text"])]
+        options += [(("en", o["pivot"]) if o["pivot"] else None, (it["lang"], o["text"])) for o in opts]
     return list(dict.fromkeys(spans)), list(dict.fromkeys(options))
 
 
 def _dense_pass(items: list[dict], mentions: dict, named, vocab: dict, params, cache_root: str) -> dict:
     """Run the dense pass on the shard: span mentions added to `mentions` (in place), and the
-    concepts options name as a whole returned."""
+    concepts options name as a whole returned, by (lang, text): an option's English text
+    first, its own text only where that links nothing."""
     from tasks.grounding.dense_pass import DensePass
 
     key_groups = set(params.key_groups)
@@ -699,4 +701,6 @@ def _dense_pass(items: list[dict], mentions: dict, named, vocab: dict, params, c
     for req, found in dense.span_mentions(spans, mentions).items():
         if found:
             mentions[req] = sorted(mentions[req] + found, key=lambda m: (m["start"], m["end"], m["cui"]))
-    return dense.whole(options)
+    whole = dense.whole(list(dict.fromkeys(pivot or own for pivot, own in options)))
+    whole.update(dense.whole(list(dict.fromkeys(own for pivot, own in options if pivot and not whole[pivot]))))
+    return whole

@@ -189,14 +189,16 @@ def test_dense_targets_are_texts_without_a_key_concept_and_options_of_items_stri
         _item("b", "fr", "q-b", None, [("o3", "e3", True), ("o4", "e4", False)]),   # answer named by string: none
         _item("c", "fr", "q-c", "p-c", [], passages=["x"]),                         # text has a key concept
         _item("d", "es", "q-d", "p-d", [("o5", "e5", True)], passages=["y"], key="answer"),  # a case keyed by its answer
+        _item("e", "fr", "q-e", "p-e", [], passages=["z"]),                         # only a GEOG concept: read
     ]
     mentions = {("fr", "q-a"): [_m(0, 1, "C9", 1.0)], ("en", "p-a"): [], ("fr", "q-b"): [],
                 ("fr", "q-c"): [], ("en", "p-c"): [_m(0, 1, "C1", 0.9)],
-                ("es", "q-d"): [], ("en", "p-d"): [], ("en", "e5"): [], ("es", "o5"): [_m(0, 1, "C1", 0.5)]}
+                ("es", "q-d"): [], ("en", "p-d"): [], ("en", "e5"): [], ("es", "o5"): [_m(0, 1, "C1", 0.5)],
+                ("fr", "q-e"): [_m(0, 1, "C9", 1.0)], ("en", "p-e"): []}
     named = {("en", "e3"): "C1"}
     spans, options = stage.dense_targets(items, mentions, lambda c, t: named.get((c, t)), group, {"DISO"}, 0.8)
-    assert spans == [("fr", "q-a"), ("en", "p-a"), ("fr", "q-b"), ("es", "q-d"), ("en", "p-d"), ("en", "e5"), ("es", "o5")]
-    assert options == [("en", "e1"), ("fr", "o1"), ("fr", "o2")]
+    assert spans == [("en", "e5"), ("es", "o5"), ("fr", "q-e"), ("en", "p-e")]
+    assert options == [(("en", "e1"), ("fr", "o1")), (None, ("fr", "o2"))]
 
 
 def test_the_passes_are_listed_once_string_first():
