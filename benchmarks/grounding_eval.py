@@ -732,14 +732,17 @@ def main(argv: list[str] | None = None) -> int:
                     help="instead: string, dense and both passes against gold per language, on --config's vocabulary "
                          "(default configs/shared-real.toml; benchmarks/grounding_passes.py), section \"Dense pass\"")
     ap.add_argument("--calibrate", action="store_true", help="with --passes: choose the dense gates on the dev splits")
+    ap.add_argument("--rerender", action="store_true", help="with --passes: the tables from the last run's saved links")
     args = ap.parse_args(argv)
     if not (args.data / "hpo" / "hp.obo").exists():
         print(f"error: {args.data}/hpo/hp.obo: not found (the evaluation needs ../shared/data)", file=sys.stderr)
         return 2
     if args.passes:
-        from benchmarks.grounding_passes import run_passes
+        from benchmarks.grounding_passes import rerender, run_passes
 
         config = args.config if "--config" in (argv if argv is not None else sys.argv) else ROOT / "configs" / "shared-real.toml"
+        if args.rerender:
+            return rerender(config, args.calibrate, not args.no_write)
         return run_passes(config, args.data, args.calibrate, not args.no_write)
     return run(args)
 

@@ -10,6 +10,12 @@ own), the concepts the correct options name as a whole are the answers (their En
 concept entries are the gold passages, and key concepts of the item), the other options'
 concepts are the hard negatives; an item without such an answer gets the reason.
 
+Passes (`[grounding] passes`): the string pass (`Grounder`: exact, stemmed, QuickUMLS,
+abbreviations) grounds every text; the dense pass, when listed, then reads what it left
+(`dense_targets`: texts of evidence items without a key concept, options of exam items whose
+answer string matching names not) with the nearest vocabulary name in use-m's space, after
+the string pool and in this process (tasks/grounding/dense_pass.py).
+
 A shard's texts are grounded all at once (`ground_texts`): each distinct (language, text)
 once, on `ground_workers()` processes forked after this process has built the grounders,
 so that the workers share the matcher structures copy-on-write instead of holding a copy

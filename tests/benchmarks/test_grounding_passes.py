@@ -17,8 +17,9 @@ def test_whole_mention_counts_every_prediction_and_recall_over_in_vocabulary_gol
     items = [gp.WholeItem("fr", "a", frozenset({"C1"}), True), gp.WholeItem("fr", "b", frozenset({"C2"}), True),
              gp.WholeItem("fr", "c", frozenset({"C3"}), False), gp.WholeItem("fr", "d", frozenset({"C4"}), True)]
     t = gp.tally(gp.whole_outcomes(items, ["C1", "C9", "C8", None]))
-    assert (t.right, t.predicted, t.gold) == (1, 3, 3)
-    assert [round(x, 4) for x in t.prf()] == [0.3333, 0.3333, 0.3333]
+    assert (t.right, t.predicted, t.gold, t.predicted_in) == (1, 3, 3, 2)
+    assert [round(x, 4) for x in t.prf()] == [0.5, 0.3333, 0.4]  # precision where a right answer exists
+    assert round(t.strict_precision(), 4) == 0.3333  # and over every link
     assert gp.both(["C1", None, None], [None, "C2", None]) == ["C1", "C2", None]
 
 
