@@ -703,10 +703,14 @@ def _dense_pass(items: list[dict], mentions: dict, named, vocab: dict, params, c
     spans, options = dense_targets(items, mentions, named, group_of, key_groups, params.min_score)
     if not spans and not options:
         return {}
-    dense = DensePass(dict(vocab["atoms_by_lang"]), dict(params.languages), params.dense, cache_root, ground_workers())
-    for req, found in dense.span_mentions(spans, mentions).items():
-        if found:
-            mentions[req] = sorted(mentions[req] + found, key=lambda m: (m["start"], m["end"], m["cui"]))
-    whole = dense.whole(list(dict.fromkeys(pivot or own for pivot, own in options)))
-    whole.update(dense.whole(list(dict.fromkeys(own for pivot, own in options if pivot and not whole[pivot]))))
+    # under the pool lock: the encoder and the search run on OpenBLAS threads, and a fork while
+    # another thread is inside BLAS hangs in OpenBLAS' pre-fork handler (blas_thread_shutdown_
+    # joining a busy server thread): seen as a real-data build stuck with every thread asleep
+    with _POOL_LOCK:
+        dense = DensePass(dict(vocab["atoms_by_lang"]), dict(params.languages), params.dense, cache_root, ground_workers())
+        for req, found in dense.span_mentions(spans, mentions).items():
+            if found:
+                mentions[req] = sorted(mentions[req] + found, key=lambda m: (m["start"], m["end"], m["cui"]))
+        whole = dense.whole(list(dict.fromkeys(pivot or own for pivot, own in options)))
+        whole.update(dense.whole(list(dict.fromkeys(own for pivot, own in options if pivot and not whole[pivot]))))
     return whole
