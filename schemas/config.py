@@ -249,8 +249,8 @@ def _listed_once(values: list, what: str) -> list:
 
 GroundingPass = Literal["string", "dense"]
 # the dense pass's gates as calibrated on dev gold (docs/grounding.md, "Dense pass")
-DENSE_SPAN_THRESHOLD, DENSE_SPAN_MARGIN = 0.8, 0.05
-DENSE_OPTION_THRESHOLD, DENSE_OPTION_MARGIN = 0.85, 0.05
+DENSE_SPAN_THRESHOLD, DENSE_SPAN_MARGIN = 0.96, 0.15
+DENSE_OPTION_THRESHOLD, DENSE_OPTION_MARGIN = 0.98, 0.15
 
 
 class GroundingConfig(_Model):
