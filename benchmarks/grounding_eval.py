@@ -569,7 +569,7 @@ ABLATIONS = [
     ("no stemming (exact tokens only)", "en fr es", {"stem": False}),
     ("plural-only stemmer instead of Snowball", "en fr es", {"stemmer": "light"}),
     ("no reordered (bag) matching", "en fr es", {"bag": False}),
-    ("no QuickUMLS (fuzzy)", "en fr es", {"fuzzy": False}),
+    ("no QuickUMLS (fuzzy)", "en fr es", {"quickumls": False}),
     ("QuickUMLS threshold 0.7", "en fr es", {"threshold": 0.7}),
     ("no vocabulary acronyms", "en fr es", {"acronyms": False}),
     ("no abbreviation detection", "en fr es", {"abbreviations": False}),
@@ -728,10 +728,22 @@ def main(argv: list[str] | None = None) -> int:
                     help="build config whose [grounding] key_groups decide which concepts count")
     ap.add_argument("--ablations", action="store_true", help="also measure each grounder component switched off")
     ap.add_argument("--no-write", action="store_true", help="print only; leave docs/grounding.md alone")
+    ap.add_argument("--passes", action="store_true",
+                    help="instead: string, dense and both passes against gold per language, on --config's vocabulary "
+                         "(default configs/shared-real.toml; benchmarks/grounding_passes.py), section \"Dense pass\"")
+    ap.add_argument("--calibrate", action="store_true", help="with --passes: choose the dense gates on the dev splits")
+    ap.add_argument("--rerender", action="store_true", help="with --passes: the tables from the last run's saved links")
     args = ap.parse_args(argv)
     if not (args.data / "hpo" / "hp.obo").exists():
         print(f"error: {args.data}/hpo/hp.obo: not found (the evaluation needs ../shared/data)", file=sys.stderr)
         return 2
+    if args.passes:
+        from benchmarks.grounding_passes import rerender, run_passes
+
+        config = args.config if "--config" in (argv if argv is not None else sys.argv) else ROOT / "configs" / "shared-real.toml"
+        if args.rerender:
+            return rerender(config, args.calibrate, not args.no_write)
+        return run_passes(config, args.data, args.calibrate, not args.no_write)
     return run(args)
 
 

@@ -220,7 +220,7 @@ def run_stages(config: Path, work: Path, meter: Meter, start: str, reads: int) -
     from flows.build_release import BUILD_STAGES, build_request
     from schemas.parameters import AllocationParameters, GroundingParameters
     from tasks.allocation.stage import allocate_cells, index_entries
-    from tasks.grounding.stage import GROUNDERS, build_grounder, drop_grounders, ground_shard, grounder_key
+    from tasks.grounding.stage import GROUNDERS, GrounderSpec, drop_grounders, ground_shard
     from tasks.grounding.params import params_for
     from tasks.grounding.quickumls_index import quickumls_index
     from tasks.sources.stage import load_sources
@@ -295,13 +295,13 @@ def run_stages(config: Path, work: Path, meter: Meter, start: str, reads: int) -
 
             lang = Language.model_validate(langs[code])
             atoms_path = vocab["atoms_by_lang"][code]
-            if params_for(lang).fuzzy and lang.grounder != "dictionary":
+            if params_for(lang).quickumls and lang.grounder != "dictionary":
                 with meter.stage(f"QuickUMLS index build ({code})") as info:
                     idx = quickumls_index(Path(atoms_path), lang, Path(cache_root))
                     info["terms"] = int((idx / "done.flag").read_text())
-            args = (atoms_path, json.dumps(langs[code], sort_keys=True), cache_root, g.quickumls_threshold, g.quickumls_window)
+            spec = GrounderSpec.of(vocab, langs, code, cache_root, g.quickumls_threshold, g.quickumls_window)
             with meter.stage(f"grounder structures ({code})"):
-                with GROUNDERS.use(grounder_key(*args), lambda: build_grounder(*args)):
+                with GROUNDERS.use(spec, spec.build):
                     pass
     grounded = []
     if active("ground"):

@@ -345,46 +345,69 @@ def audit(
     raise typer.Exit(0 if report.passed else 1)
 
 
+def ground_vocabulary(loaded, lang: str) -> Path:
+    """The configured vocabulary's folder for `ground` (and benchmarks/grounding_passes.py), built
+    once per content by the same reader as the build, for either format (rrf, obo)."""
+    from flows.caching import content_key, is_complete, mark_complete
+    from umls.configured import build_configured_vocabulary, vocabulary_files
+
+    cfg = loaded.config
+    v = cfg.vocabulary
+    vpath = loaded.input(v.path, "vocabulary.path", folder=True, what="vocabulary folder")
+    codes = sorted(set(cfg.languages) | {lang})
+    lat = {loaded.registry[c].umls_lat: c for c in codes}
+    work = loaded.resolve(cfg.work_dir)
+    code_names = [{**c.model_dump(), "path": str(loaded.input(c.path, f"vocabulary.code_names.{i}.path"))}
+                  for i, c in enumerate(v.code_names)]
+    name_lists = [{**c.model_dump(), "path": str(loaded.input(c.path, f"vocabulary.name_lists.{i}.path", folder=None))}
+                  for i, c in enumerate(v.name_lists)]
+    glossaries = [{**c.model_dump(), "path": str(loaded.input(c.path, f"vocabulary.glossaries.{i}.path", folder=None))}
+                  for i, c in enumerate(v.glossaries)]
+    morphology = {c: loaded.registry[c].morphology for c in codes}
+    key = content_key("ground-cli-vocab", {"format": v.format, "lat": lat, "srl": v.max_srl, "roots": v.roots,
+                                           "files": {p.relative_to(vpath).as_posix(): str(p) for p in vocabulary_files(v.format, vpath)},
+                                           **({"code_names": code_names} if code_names else {}),
+                                           **({"name_lists": name_lists, "glossaries": glossaries, "morphology": morphology}
+                                              if name_lists or glossaries else {})})
+    vdir = work / "ground-cli" / key[:16]
+    if not is_complete(vdir):  # never a folder a killed run left half-written
+        mark_complete(vdir, build_configured_vocabulary(v.format, vpath, vdir, lat, v.max_srl,
+                                                        loaded.registry["en"].preferred_sources, v.roots, code_names,
+                                                        name_lists, glossaries, morphology))
+    return vdir
+
+
 @app.command()
 def ground(
     lang: str = typer.Option(..., "--lang", help="Language code of the input texts."),
     config: Path = typer.Option(Path(DEFAULT_CONFIG), "--config", "-c"),
+    passes: str = typer.Option("string", "--passes", help="Which grounding passes run: string, dense or both (dense: "
+                               "use-m's nearest vocabulary name, for spans string matching left, at the config's gates)."),
 ) -> None:
     """Ground texts from stdin (one per line) to CUIs; one JSON line of mentions per input."""
     from schemas.config import load_config
     from tasks.grounding.grounder import Grounder
-    from umls.configured import build_configured_vocabulary, vocabulary_files
-    from flows.caching import content_key, is_complete, mark_complete
 
     try:
         loaded = load_config(config)
         if lang not in loaded.registry:
             raise InputError(config, f"unknown language code {lang!r} (registry has: {', '.join(sorted(loaded.registry))})", field="--lang")
+        if passes not in ("string", "dense", "both"):
+            raise InputError("--passes", f"expected string, dense or both, found {passes!r}")
         cfg = loaded.config
-        v = cfg.vocabulary
-        vpath = loaded.input(v.path, "vocabulary.path", folder=True, what="vocabulary folder")
-        codes = sorted(set(cfg.languages) | {lang})
-        lat = {loaded.registry[c].umls_lat: c for c in codes}
         work = loaded.resolve(cfg.work_dir)
-        # the same reader as the build, for either format (rrf, obo)
-        code_names = [{**c.model_dump(), "path": str(loaded.input(c.path, f"vocabulary.code_names.{i}.path"))}
-                      for i, c in enumerate(v.code_names)]
-        name_lists = [{**c.model_dump(), "path": str(loaded.input(c.path, f"vocabulary.name_lists.{i}.path", folder=None))}
-                      for i, c in enumerate(v.name_lists)]
-        glossaries = [{**c.model_dump(), "path": str(loaded.input(c.path, f"vocabulary.glossaries.{i}.path", folder=None))}
-                      for i, c in enumerate(v.glossaries)]
-        morphology = {c: loaded.registry[c].morphology for c in codes}
-        key = content_key("ground-cli-vocab", {"format": v.format, "lat": lat, "srl": v.max_srl, "roots": v.roots,
-                                               "files": {p.relative_to(vpath).as_posix(): str(p) for p in vocabulary_files(v.format, vpath)},
-                                               **({"code_names": code_names} if code_names else {}),
-                                               **({"name_lists": name_lists, "glossaries": glossaries, "morphology": morphology}
-                                                  if name_lists or glossaries else {})})
-        vdir = work / "ground-cli" / key[:16]
-        if not is_complete(vdir):  # never a folder a killed run left half-written
-            mark_complete(vdir, build_configured_vocabulary(v.format, vpath, vdir, lat, v.max_srl,
-                                                            loaded.registry["en"].preferred_sources, v.roots, code_names,
-                                                            name_lists, glossaries, morphology))
-        g = Grounder(vdir / "atoms.parquet", loaded.registry[lang], work / "indexes", cfg.grounding.quickumls_threshold, cfg.grounding.quickumls_window)
+        vdir = ground_vocabulary(loaded, lang)
+        g = (Grounder(vdir / "atoms.parquet", loaded.registry[lang], work / "indexes", cfg.grounding.quickumls_threshold,
+                      cfg.grounding.quickumls_window) if passes != "dense" else None)
+        dense = None
+        if passes != "string":
+            from schemas.parameters import dense_gates
+            from tasks.grounding.dense_pass import DensePass
+
+            used = sorted({lang, "en"})
+            dense = DensePass({c: str(vdir / "atoms.parquet") for c in used}, {c: loaded.registry[c] for c in used},
+                              dense_gates(cfg.grounding), str(work / "indexes"), os.cpu_count() or 1,
+                              progress=lambda code, done, total: typer.echo(f"embedding {code} names {done}/{total}", err=True))
     except InputError as exc:
         _fail(str(exc))
     from common.jsonio import undecodable
@@ -395,23 +418,23 @@ def ground(
             text = raw.decode("utf-8").rstrip("\n")
         except UnicodeDecodeError as exc:  # the lines before it were answered already
             _fail(str(undecodable("<stdin>", raw[: exc.start], raw[exc.start], n)))
-        out.write(json.dumps({"mentions": _ground_line(g, text)}, ensure_ascii=False) + "\n")
+        out.write(json.dumps({"mentions": _ground_line(g, dense, lang, text)}, ensure_ascii=False) + "\n")
         out.flush()
 
 
-def _ground_line(grounder, text: str) -> list[dict]:
-    """A line's mentions; a line longer than spaCy takes at once (max_length, E088) is
-    grounded in pieces (common/longtext.py) and the mentions re-offset into the line."""
+def _ground_line(grounder, dense, lang: str, text: str) -> list[dict]:
+    """A line's mentions from the passes asked for (string: `grounder`, dense: `dense`); a
+    line longer than spaCy takes at once (max_length, E088) is grounded in pieces
+    (common/longtext.py) and the mentions re-offset into the line."""
     from common.longtext import PIECE_CHARS, pieces
 
-    if len(text) <= PIECE_CHARS:
-        return [m.as_dict() for m in grounder.ground(text)]
     found = []
-    for start, piece in pieces(text, PIECE_CHARS):
-        for m in grounder.ground(piece):
-            d = m.as_dict()
-            found.append({**d, "start": d["start"] + start, "end": d["end"] + start})
-    return found
+    for start, piece in (pieces(text, PIECE_CHARS) if len(text) > PIECE_CHARS else [(0, text)]):
+        got = [m.as_dict() for m in grounder.ground(piece)] if grounder is not None else []
+        if dense is not None:
+            got += dense.span_mentions([(lang, piece)], {(lang, piece): got})[(lang, piece)]
+        found += [{**d, "start": d["start"] + start, "end": d["end"] + start} for d in got]
+    return sorted(found, key=lambda m: (m["start"], m["end"], m["cui"])) if dense is not None else found
 
 
 @app.command()

@@ -249,14 +249,39 @@ def _listed_once(values: list, what: str) -> list:
     return values
 
 
+GroundingPass = Literal["string", "dense"]
+# the dense pass's gates as calibrated on dev gold (docs/grounding.md, "Dense pass")
+DENSE_SPAN_THRESHOLD, DENSE_SPAN_MARGIN = 0.96, 0.15
+DENSE_OPTION_THRESHOLD, DENSE_OPTION_MARGIN = 0.98, 0.15
+
+
 class GroundingConfig(_Model):
     # the groups whose concepts are key concepts (overlap is counted on them): a closed list,
     # since a misspelt group would silently make no concept key
     key_groups: list[SemanticGroup] = Field(["DISO", "CHEM", "PROC", "ANAT", "GENE"], min_length=1)
     min_score: float = Field(0.8, ge=0, le=1)
-    # None: each language's tuned default (tasks/grounding/grounder.py, docs/grounding.md)
+    # None: each language's tuned default (tasks/grounding/params.py, docs/grounding.md)
     quickumls_threshold: float | None = Field(None, gt=0, le=1)
     quickumls_window: int | None = Field(None, ge=1, le=12)
+    # the grounding passes, in order: "string" (vocabulary names matched as strings: exact,
+    # stemmed, QuickUMLS), "dense" (where string matching found no key concept, the nearest
+    # vocabulary name in the built-in multilingual encoder's space, use-m: tasks/grounding/dense.py)
+    passes: list[GroundingPass] = Field(["string"], min_length=1)
+    # the dense pass links a span, or an option read as a whole, when its cosine with the
+    # nearest concept's name is at least the threshold and beats the runner-up concept's by the
+    # margin; calibrated on dev gold (benchmarks/grounding_eval.py, docs/grounding.md, "Dense pass")
+    dense_span_threshold: float = Field(DENSE_SPAN_THRESHOLD, ge=0, le=1)
+    dense_span_margin: float = Field(DENSE_SPAN_MARGIN, ge=0, le=1)
+    dense_option_threshold: float = Field(DENSE_OPTION_THRESHOLD, ge=0, le=1)
+    dense_option_margin: float = Field(DENSE_OPTION_MARGIN, ge=0, le=1)
+
+    @field_validator("passes")
+    @classmethod
+    def _passes_once(cls, v: list[str]) -> list[str]:
+        v = _listed_once(v, "pass")
+        if v[0] != "string" and "string" in v:
+            raise ValueError("'string' must come first: the dense pass links what string matching left")
+        return v
 
     @field_validator("key_groups")
     @classmethod

@@ -102,25 +102,35 @@ class MemoryParameters(Parameters):
         return cls(memory=[str(loaded.resolve(m)) for m in loaded.config.translation.memory], targets=request.targets)
 
 
+def dense_gates(g) -> dict[str, float]:
+    """The dense pass's gates of a [grounding] config block."""
+    return {"span_threshold": g.dense_span_threshold, "span_margin": g.dense_span_margin,
+            "option_threshold": g.dense_option_threshold, "option_margin": g.dense_option_margin}
+
+
 class GroundingParameters(Parameters):
     languages: dict[str, Language]
     key_groups: list[str]
     min_score: float
     threshold: float | None
     window: int | None
+    passes: list[str] = ["string"]
+    # the dense pass's gates: span_threshold, span_margin, option_threshold, option_margin
+    dense: dict[str, float] = {}
 
     @classmethod
     def derive(cls, loaded, request):
         g = loaded.config.grounding
         return cls(languages=_languages(loaded), key_groups=g.key_groups, min_score=g.min_score,
-                   threshold=g.quickumls_threshold, window=g.quickumls_window)
+                   threshold=g.quickumls_threshold, window=g.quickumls_window, passes=list(g.passes),
+                   dense=dense_gates(g) if "dense" in g.passes else {})
 
     @classmethod
     def of(cls, languages: dict[str, dict], key_groups: list[str], min_score: float, threshold: float | None = None,
-           window: int | None = None) -> "GroundingParameters":
+           window: int | None = None, passes: list[str] | None = None, dense: dict[str, float] | None = None) -> "GroundingParameters":
         """From registry entries as JSON dicts (benchmarks and tests ground outside a build)."""
         return cls(languages={c: Language.model_validate(v) for c, v in languages.items()}, key_groups=key_groups,
-                   min_score=min_score, threshold=threshold, window=window)
+                   min_score=min_score, threshold=threshold, window=window, passes=passes or ["string"], dense=dense or {})
 
     def for_languages(self, codes: list[str]) -> "GroundingParameters":
         return self.model_copy(update={"languages": {c: self.languages[c] for c in codes}})

@@ -5,7 +5,7 @@
 
 A backend turns texts into L2-normalized float32 vectors: a local sentence-transformers
 folder (`SentenceTransformersBackend`, here: `dense:DIR` and the built-in English MiniLM)
-or a built-in multilingual encoder (tasks/evaluation/encoders.py). Nothing downloads: the
+or a built-in multilingual encoder (common/encoders.py, shared with grounding). Nothing downloads: the
 hub is switched offline before sentence-transformers is imported and built-in weights ship
 in their packages. Threads are the command's (`--threads`), given to each library through
 its own call (torch.set_num_threads, threadpoolctl), never through the process environment.
@@ -19,7 +19,6 @@ A corpus several cells share is encoded once; progress counts texts as they are 
 from __future__ import annotations
 
 import hashlib
-import io
 import json
 import os
 from collections.abc import Callable
@@ -27,8 +26,8 @@ from pathlib import Path
 
 import numpy as np
 
-from common.errors import InputError, disk_full, is_disk_full
-from common.jsonio import atomic_write
+from common.encoders import EmbeddingCache, files_sha256  # noqa: F401  (files_sha256: shared with common.encoders)
+from common.errors import InputError
 
 BATCH = 32
 CHUNK = 128  # texts per encode call: the unit of progress
@@ -46,22 +45,6 @@ def check_model_dir(path: Path) -> Path:
     if not any(next(p.rglob(w), None) for w in _WEIGHTS):
         raise InputError(p, f"no model weights in the folder ({', '.join(_WEIGHTS)})")
     return p
-
-
-def files_sha256(files: list[tuple[str, Path | bytes]]) -> str:
-    """sha256 over (name, content) pairs in the order given, a content being a file's bytes
-    (a path) or bytes: the identity of a model's files."""
-    h = hashlib.sha256()
-    for name, f in files:
-        h.update(name.encode() + b"\0")
-        if isinstance(f, bytes):
-            h.update(f)
-        else:
-            with open(f, "rb") as fh:
-                while block := fh.read(1 << 20):
-                    h.update(block)
-        h.update(b"\0")
-    return h.hexdigest()
 
 
 def model_fingerprint(path: Path) -> str:
@@ -115,44 +98,6 @@ class SentenceTransformersBackend:
         with torch.inference_mode():
             return fn(texts, batch_size=BATCH, normalize_embeddings=True, convert_to_numpy=True,
                       show_progress_bar=False).astype(np.float32)
-
-
-class EmbeddingCache:
-    """`<folder>/<key>-<sha256 of the array, 16 hex>.npy`, written by atomic rename."""
-
-    def __init__(self, folder: Path):
-        self.folder = Path(folder)
-
-    def get(self, key: str, rows: int, dimension: int) -> np.ndarray | None:
-        for path in sorted(self.folder.glob(f"{key}-*.npy")):
-            try:
-                emb = np.load(path, allow_pickle=False)
-            except (OSError, ValueError, EOFError):
-                continue  # cut short or not an array
-            if (emb.dtype == np.float32 and emb.shape == (rows, dimension)
-                    and path.stem.rsplit("-", 1)[1] == _array_sha(emb)):
-                return emb
-        return None
-
-    def put(self, key: str, emb: np.ndarray) -> None:
-        """Stored by atomic rename; a full disk is one line naming the cache folder (numpy's
-        own write says only "N requested and M written", and named no folder)."""
-        for stale in self.folder.glob(f"{key}-*.npy"):  # a damaged entry of the same key
-            stale.unlink(missing_ok=True)
-        buffer = io.BytesIO()
-        np.save(buffer, emb)  # in memory first: the file is written by Python, whose errors carry errno
-        try:
-            with atomic_write(self.folder / f"{key}-{_array_sha(emb)}.npy", "wb") as fh:
-                fh.write(buffer.getbuffer())
-        except OSError as exc:
-            if is_disk_full(exc):
-                raise disk_full(exc, "writing the embedding cache (--cache-dir); nothing half-written was kept",
-                                folder=self.folder) from None
-            raise
-
-
-def _array_sha(emb: np.ndarray) -> str:
-    return hashlib.sha256(np.ascontiguousarray(emb).tobytes()).hexdigest()[:16]
 
 
 class DenseEncoder:

@@ -66,7 +66,7 @@ def _builtin(key: str) -> RetrieverSpec:
         return RetrieverSpec(b.name, "bm25", family=b.family, builtin=key)
     model_dir = None
     if key == "minilm":
-        from tasks.evaluation.encoders import minilm_folder
+        from common.encoders import minilm_folder
 
         model_dir = minilm_folder()
     elif package_version(b.package) is None:
@@ -190,11 +190,11 @@ def make_backend(spec: RetrieverSpec, threads: int):
     from tasks.evaluation.dense import SentenceTransformersBackend
 
     if spec.builtin == "use-m":
-        from tasks.evaluation.encoders import UseBackend
+        from common.encoders import UseBackend
 
         return UseBackend(threads)
     if spec.builtin == "me5-small":
-        from tasks.evaluation.encoders import E5Backend
+        from common.encoders import E5Backend
 
         return E5Backend(threads)
     return SentenceTransformersBackend(spec.model_dir, threads)

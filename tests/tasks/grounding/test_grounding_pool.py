@@ -95,9 +95,9 @@ def test_the_parent_keeps_what_its_workers_searched(sample, monkeypatch):
     vocab = {"concepts": s["vocab"]["concepts"], "atoms_by_lang": {"en": s["vocab"]["atoms_by_lang"]["en"]}}
     texts = [("en", f"Case {i}: type 2 diabetes mellitus with pneumonia and sepsis in a child.") for i in range(40)]
     texts += [("en", "Asthma in children."), ("en", "Chronic kidney disease and hypertension.")] * 10
-    args = stage._args(vocab, langs, "en", s["cache"], g.quickumls_threshold, g.quickumls_window)
-    with stage.GROUNDERS.use(stage.grounder_key(*args), lambda: stage.build_grounder(*args)) as grounder:
-        cache = grounder.fuzzy._cache
+    spec = stage.GrounderSpec.of(vocab, langs, "en", s["cache"], g.quickumls_threshold, g.quickumls_window)
+    with stage.GROUNDERS.use(spec, spec.build) as grounder:
+        cache = grounder.quickumls._cache
 
     def cached_after(workers: int) -> set[str]:
         cache.clear()
@@ -189,10 +189,10 @@ def test_quickumls_match_is_reproduced_exactly(sample):
             by_lang.setdefault("en", []).append(it["pivot"])
     compared = 0
     for code, texts in sorted(by_lang.items()):
-        args = stage._args({"atoms_by_lang": s["vocab"]["atoms_by_lang"]}, s["langs"], code, s["cache"],
-                           g.quickumls_threshold, g.quickumls_window)
-        with stage.GROUNDERS.use(stage.grounder_key(*args), lambda: stage.build_grounder(*args)) as grounder:
-            f = grounder.fuzzy
+        spec = stage.GrounderSpec.of({"atoms_by_lang": s["vocab"]["atoms_by_lang"]}, s["langs"], code, s["cache"],
+                                     g.quickumls_threshold, g.quickumls_window)
+        with stage.GROUNDERS.use(spec, spec.build) as grounder:
+            f = grounder.quickumls
             if f is None:
                 continue
             assert f._exact_replica
@@ -292,8 +292,8 @@ def test_a_helper_process_builds_the_indexes_while_the_grounders_are_built(sampl
     assert written_here == []  # every index came from the helper
     assert proc.exitcode == 0 and not proc.is_alive()
     for c in grounded:
-        lang = stage.Language.model_validate_json(stage._args(vocab, langs, c, str(tmp_path / "two"), g.quickumls_threshold,
-                                                              g.quickumls_window)[1])
+        lang = stage.GrounderSpec.of(vocab, langs, c, str(tmp_path / "two"), g.quickumls_threshold,
+                                     g.quickumls_window).language()
         assert stage.index_built(Path(vocab["atoms_by_lang"][c]), lang, tmp_path / "two")
     one = stage.ground_texts(texts, vocab, langs, g.quickumls_threshold, g.quickumls_window, str(tmp_path / "one"), workers=1)
     assert two == one
@@ -306,7 +306,7 @@ def test_a_helper_process_builds_the_indexes_while_the_grounders_are_built(sampl
 
 def test_prebuild_picks_nothing_below_the_threshold_or_with_one_worker(sample, tmp_path):
     s, g = sample, sample["g"]
-    keys = {c: stage._args(s["vocab"], s["langs"], c, str(tmp_path), g.quickumls_threshold, g.quickumls_window)
+    keys = {c: stage.GrounderSpec.of(s["vocab"], s["langs"], c, str(tmp_path), g.quickumls_threshold, g.quickumls_window)
             for c in ("en", "fr", "zh")}
     assert stage.prebuild_indexes(keys, 1, min_atoms=1) == (None, ())
     en_rows = pq.ParquetFile(s["vocab"]["atoms_by_lang"]["en"]).metadata.num_rows
@@ -326,7 +326,7 @@ def test_an_index_being_built_elsewhere_is_waited_for_not_built_again(sample, tm
 
     s, g = sample, sample["g"]
     atoms = Path(s["vocab"]["atoms_by_lang"]["fr"])
-    lang = stage.Language.model_validate_json(stage._args(s["vocab"], s["langs"], "fr", str(tmp_path), 0.7, 5)[1])
+    lang = stage.GrounderSpec.of(s["vocab"], s["langs"], "fr", str(tmp_path), 0.7, 5).language()
     dest = qi.index_dir(atoms, lang, tmp_path)
     elsewhere = qi.quickumls_index(atoms, lang, tmp_path / "elsewhere")  # a real index, as another builder's
     got = []
@@ -358,7 +358,7 @@ def test_an_index_build_frees_its_terms_before_writing_the_index(sample, tmp_pat
 
     s = sample
     atoms = Path(s["vocab"]["atoms_by_lang"]["fr"])
-    lang = stage.Language.model_validate_json(stage._args(s["vocab"], s["langs"], "fr", str(tmp_path), 0.7, 5)[1])
+    lang = stage.GrounderSpec.of(s["vocab"], s["langs"], "fr", str(tmp_path), 0.7, 5).language()
     weak, alive_at_write = {}, []
 
     def kept(name: str, value: Held) -> Held:
@@ -461,3 +461,56 @@ def test_a_failed_build_releases_grounders_while_a_shard_still_imports_the_stage
     half_made.drop_grounders = lambda: dropped.append(True)
     isolated.release_grounders(failed=True)
     assert dropped == [True]
+
+
+def _exam_shard(sample, dest: Path, option: str) -> str:
+    """The sample's first shard with its first item made a French exam item (its options its
+    gold) whose correct option is `option`."""
+    import pyarrow as pa
+
+    shard = sample["src"]["shards"][0]
+    t = pq.read_table(shard)
+    rows = t.to_pylist()
+    rows[0] = {**rows[0], "lang": "fr", "passage_ids": [], "pivot": None, "text": "Quel est le diagnostic ?",
+               "options": [{"text": option, "pivot": None, "correct": True},
+                           {"text": "Insuffisance aortique", "pivot": None, "correct": False}]}
+    out = dest / Path(shard).name
+    dest.mkdir(parents=True, exist_ok=True)
+    pq.write_table(pa.Table.from_pylist(rows, schema=t.schema), out)
+    return str(out)
+
+
+def test_the_dense_pass_answers_an_option_string_matching_cannot_name_on_any_worker_count(sample, monkeypatch, tmp_path):
+    """End to end through ground_shard, with a tiny deterministic encoder in place of use-m: the
+    misspelt answer names nothing by string (the item is dropped), the dense pass links it at
+    the option gates, and the shard's bytes are the same on one worker and two."""
+    from tasks.grounding import dense_pass
+    from tests.tasks.grounding.test_dense_linker import TrigramEncoder
+
+    monkeypatch.setattr(dense_pass, "encoder", lambda threads: TrigramEncoder())
+    s, g = sample, sample["g"]
+    shard = _exam_shard(sample, tmp_path / "in", "Anévysme de laorte")
+    needed = sorted(set(s["src"]["shard_langs"][0]) | {"en", "fr"})
+    vocab = {"concepts": s["vocab"]["concepts"], "atoms_by_lang": {c: s["vocab"]["atoms_by_lang"][c] for c in needed}}
+    langs = {c: s["langs"][c] for c in needed}
+    gates = {"span_threshold": 0.99, "span_margin": 0.5, "option_threshold": 0.6, "option_margin": 0.05}
+
+    def run(passes, workers, name):
+        monkeypatch.setenv(stage.WORKERS_ENV, str(workers))
+        params = GroundingParameters.of(langs, g.key_groups, g.min_score, g.quickumls_threshold, g.quickumls_window,
+                                        passes=passes, dense=gates)
+        path = Path(stage.ground_shard(shard, s["src"]["corpora"], vocab, params, str(tmp_path / "idx"),
+                                       str(tmp_path / name / "out.parquet")))
+        return path.read_bytes(), pq.read_table(path).to_pylist()[0]
+
+    _b, string_only = run(["string"], 1, "s")
+    assert string_only["no_passage"] == "no-answer-concept"
+    one, row = run(["string", "dense"], 1, "d1")
+    assert row["no_passage"] is None and row["answer_cuis"] == ["C0003486"]
+    assert row["negative_cuis"] == ["C0003504"]
+    two, _row = run(["string", "dense"], 2, "d2")
+    assert one == two
+    # an option gate above the link's cosine: no answer again
+    gates["option_threshold"] = 0.99
+    _b, strict = run(["string", "dense"], 1, "d3")
+    assert strict["no_passage"] == "no-answer-concept"
