@@ -167,6 +167,7 @@ def test_the_builds_own_evaluation_reads_a_cell_bm25_cannot(tmp_path):
     """A dense system scored the cell above chance, its ladder falling: the cell is read by it."""
     sets = _in(lambda i, q, target: f"mot{i} sans rapport", _sets(TIER_MIN_SETS, ordered=True))
     results = _results([("dense-x", "fr", "easy", 30, 0.9), ("dense-x", "fr", "medium", 30, 0.6), ("dense-x", "fr", "hard", 30, 0.4),
+                        ("bm25", "fr", "easy", 30, 0.9), ("bm25", "fr", "medium", 30, 0.6), ("bm25", "fr", "hard", 30, 0.4),
                         ("flat-y", "fr", "easy", 30, 0.26), ("flat-y", "fr", "medium", 30, 0.25), ("flat-y", "fr", "hard", 30, 0.24)])
     _write_cell(tmp_path, sets, lang="fr", results=results)
     check, stats = check_tiers(Release(tmp_path), REGISTRY)
