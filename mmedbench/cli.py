@@ -1,4 +1,5 @@
-"""The `mmedbench` command line: build, audit, ground, stats, evaluate.
+"""The `mmedbench` command line: build, add-language, evaluate, leaderboard, audit, ground, stats, diff,
+translate, tmx-export, tmx-import (README "Commands").
 
 Exit codes (common/errors.py, README "Exit codes"): 0 success, 1 the audit failed, 2 a
 user's input error (one line `error: file:line: field: what was expected`), 3 a conflict

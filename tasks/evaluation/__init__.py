@@ -1,1 +1,1 @@
-"""Stage 7, evaluation: retrieval baselines scored on a release (placeholder room; see the evaluate branch)."""
+"""Evaluation: a release scored by the built-in systems of every family and by any system's TREC runs (`mmedbench evaluate`, and the build's evaluate stage before card and audit)."""

@@ -1,4 +1,5 @@
-"""Source adapters: read source datasets into validated SourceItem records."""
+"""The `sample-jsonl` reader (the project's own sample sources) and the validation-error wording the
+adapters share; every format's reader is in tasks/sources/adapters/ (ADAPTERS there)."""
 from __future__ import annotations
 
 from collections.abc import Iterator
@@ -45,5 +46,3 @@ def read_passages(path: Path) -> Iterator[Passage]:
         except ValidationError as exc:
             raise _validation_error(path, line_no, exc) from None
 
-
-ADAPTERS = {"sample-jsonl": read_sample_jsonl}
