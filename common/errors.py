@@ -63,6 +63,20 @@ class InputError(Exception):
         return _restore, (type(self), self.args, dict(self.__dict__))
 
 
+class InputErrors(InputError):
+    """Several mistakes, one line each (str() joins them with `error: ` prefixes after the
+    first, which the CLI prints); the first names the file, line and field."""
+
+    def __init__(self, errors: list[InputError]):
+        self.errors = errors
+        first = errors[0]
+        super().__init__(first.file, first.message, first.line, first.field)
+        self.args = ("\nerror: ".join(str(e) for e in errors),)
+
+    def __str__(self) -> str:
+        return self.args[0]
+
+
 def _restore(cls: type, args: tuple, state: dict) -> "InputError":
     exc = cls.__new__(cls)
     exc.args = args

@@ -27,23 +27,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from common import paths
-from common.errors import InputError
+from common.errors import InputError, InputErrors
 
 NAME = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
 
 
-class RunFilesError(InputError):
+class RunFilesError(InputErrors):
     """Several malformed run files: one line each (str() joins them with `error: ` prefixes
     after the first, which the CLI prints)."""
-
-    def __init__(self, errors: list[InputError]):
-        self.errors = errors
-        first = errors[0]
-        super().__init__(first.file, first.message, first.line, first.field)
-        self.args = ("\nerror: ".join(str(e) for e in errors),)
-
-    def __str__(self) -> str:
-        return self.args[0]
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from common.errors import InputError
+from common.errors import InputError, InputErrors
 from schemas.config import read_toml
 from schemas.leaderboard import COVERAGES, Submission
 
@@ -21,18 +21,9 @@ _EXPECTED = {
 }
 
 
-class SubmissionErrors(InputError):
+class SubmissionErrors(InputErrors):
     """Every mistake of one or more metadata files, one line each (str() joins them with
     `error: ` prefixes after the first, which the CLI prints)."""
-
-    def __init__(self, errors: list[InputError]):
-        self.errors = errors
-        first = errors[0]
-        super().__init__(first.file, first.message, first.line, first.field)
-        self.args = ("\nerror: ".join(str(e) for e in errors),)
-
-    def __str__(self) -> str:
-        return self.args[0]
 
 
 def _line_of(text: str, key: str) -> int | None:
