@@ -58,6 +58,9 @@ def expected_card(root: Path, scratch: Path, card: str) -> tuple[str, dict[str, 
     `scratch` (the release is only read)."""
     from tasks.release.card import write_card
 
+    # the links must name the release absolutely: a relative target resolves from the scratch
+    # folder, not from where the user stands (`mmedbench audit releases/0.1.0` found no cells)
+    root = Path(os.path.abspath(root))
     manifest = json.loads((root / "manifest.json").read_text(encoding="utf-8"))
     report = json.loads((root / REPORT).read_text(encoding="utf-8"))
     view = scratch / root.name

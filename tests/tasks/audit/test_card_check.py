@@ -4,6 +4,7 @@ with the manifest re-hashed, fail it naming the card's line (the audit passed th
 from __future__ import annotations
 
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -24,6 +25,15 @@ def test_a_fresh_sample_release_passes(release_copy):
     lines = (release_copy / "README.md").read_text(encoding="utf-8").count("\n") + 1
     assert check.passed and check.detail == (f"README.md ({lines} lines, 18 cells of 3 tasks) and its 3 pictures are what "
                                              "the release's files give")
+
+
+def test_a_release_named_by_a_relative_path_passes(release_copy, monkeypatch):
+    # CI's `mmedbench audit releases/0.1.0-real`: the card was written again from links whose
+    # relative targets resolved from the scratch folder, so it had no cells and failed
+    monkeypatch.chdir(release_copy.parent)
+    assert check_card(Release(Path(release_copy.name))).passed
+    r = _cli_audit(Path(release_copy.name))
+    assert r.exit_code == 0 and "| card | pass |" in r.output
 
 
 def test_a_sentence_appended_to_the_card_fails_it_by_line(release_copy):
