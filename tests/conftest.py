@@ -35,8 +35,34 @@ def require_shared(*parts: str) -> Path:
     return path
 
 
+def pytest_configure(config):
+    """The run's one Prefect server (tests/prefect_server.py), started by the process that
+    spawns the xdist workers (they inherit its URL); a server configured outside is kept."""
+    if hasattr(config, "workerinput") or os.environ.get("PREFECT_API_URL"):
+        return
+    from tests.prefect_server import FLAG, start_run_server
+
+    server = start_run_server()
+    if server is not None:
+        config._mmedbench_prefect_server = server
+        os.environ.update({"PREFECT_API_URL": server.url, FLAG: "1"})
+
+
+def pytest_unconfigure(config):
+    server = getattr(config, "_mmedbench_prefect_server", None)
+    if server is not None:
+        server.stop()
+
+
 @pytest.fixture(scope="session")
 def prefect_harness():
+    """Flows run in the test process against the run's server, or (without one) against
+    Prefect's test harness: a temporary server and database of this process's own."""
+    from tests.prefect_server import FLAG
+
+    if os.environ.get(FLAG):
+        yield
+        return
     os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
     from prefect.testing.utilities import prefect_test_harness
 

@@ -26,14 +26,17 @@ import psutil
 import pytest
 
 from tests.conftest import ROOT, SAMPLE_CONFIG, warm_env
+from tests.prefect_server import without_run_server
 
 pytestmark = pytest.mark.slow
 
 
-def cli(*args: str, env: dict | None = None, umask: int | None = None, **kw) -> subprocess.Popen:
-    """`mmedbench` in its own session (so a kill takes Prefect's server with it)."""
+def cli(*args: str, env: dict | None = None, umask: int | None = None, own_server: bool = False, **kw) -> subprocess.Popen:
+    """`mmedbench` in its own session (so a kill takes Prefect's server with it); with
+    `own_server`, it starts Prefect's server itself rather than use the test run's."""
+    base = without_run_server(dict(os.environ)) if own_server else os.environ
     return subprocess.Popen([sys.executable, "-m", "mmedbench.cli", *args], cwd=ROOT, text=True,
-                            env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})},
+                            env={**base, "PYTHONPATH": str(ROOT), **(env or {})},
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
                             preexec_fn=None if umask is None else (lambda: os.umask(umask)), **kw)
 
@@ -172,10 +175,10 @@ def stop(proc: subprocess.Popen, sig: int, group: bool) -> tuple[int, str, str]:
     return proc.returncode, out, err
 
 
-def held_cli(point: str, tmp_path: Path, *args: str, env: dict | None = None) -> subprocess.Popen:
+def held_cli(point: str, tmp_path: Path, *args: str, env: dict | None = None, own_server: bool = False) -> subprocess.Popen:
     held = tmp_path / f"held-{point.replace(':', '-')}"
     held.unlink(missing_ok=True)
-    proc = cli(*args, env={**(env or {}), "MMEDBENCH_HOLD": point, "MMEDBENCH_HOLD_FILE": str(held)})
+    proc = cli(*args, env={**(env or {}), "MMEDBENCH_HOLD": point, "MMEDBENCH_HOLD_FILE": str(held)}, own_server=own_server)
     wait_until_held(proc, held, point)
     return proc
 
@@ -192,7 +195,8 @@ def test_ctrl_c_while_grounding_and_sigterm_while_writing_stop_the_build(sample_
 
     # SIGTERM to the build's process with the release half-written in its build folder (it
     # used to leave Prefect's server running)
-    rc, out, err = stop(held_cli("release:written", tmp_path, *args), signal.SIGTERM, group=False)
+    # (the command's own server, as a user's: this kill once left it running)
+    rc, out, err = stop(held_cli("release:written", tmp_path, *args, own_server=True), signal.SIGTERM, group=False)
     assert (rc, out, err.splitlines()) == (143, "", [f"interrupted (SIGTERM): {BUILD_LINE}"])
     assert list(releases.iterdir()) == []  # no .tmp-0.1.0-<pid>, no .0.1.0.lock
 
@@ -209,7 +213,7 @@ def test_ctrl_c_while_prefect_starts(tmp_path):
     """No hold: a few seconds in, while Prefect's server starts and the flow is imported
     (Ctrl-C then reached one thread in the middle of an import)."""
     proc = cli("build", "--config", str(SAMPLE_CONFIG), "--release-dir", str(tmp_path / "r"),
-               "--work-dir", str(tmp_path / "w"), "--quiet")
+               "--work-dir", str(tmp_path / "w"), "--quiet", own_server=True)
     time.sleep(4)
     assert proc.poll() is None
     rc, out, err = stop(proc, signal.SIGINT, group=True)
