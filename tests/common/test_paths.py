@@ -152,16 +152,36 @@ def test_a_release_folder_argument(tmp_path):
 
 
 # ----------------------------------------------------------------------------- property
+MAX_CHAIN = 4
+
+
+def _example_root(tmp_path_factory) -> Path:
+    """Four folders deep in a folder of the example's own, so that its links up (at most
+    MAX_CHAIN) stay in it: from the run's shared base temp, a file step could open another
+    example's FIFO for writing, which blocks for ever (it hung a run once)."""
+    root = tmp_path_factory.mktemp("chain").joinpath(*"abcd"[:MAX_CHAIN])
+    root.mkdir(parents=True)
+    return root
+
+
+def test_an_examples_links_up_stay_in_its_own_folder(tmp_path_factory):
+    first, second = _example_root(tmp_path_factory), _example_root(tmp_path_factory)
+    up = first
+    for i in range(MAX_CHAIN):
+        (up / f"e{i}").symlink_to("..")
+        up = up / f"e{i}"
+    own = first.parents[MAX_CHAIN - 1]
+    assert up.resolve() == own and own != second.parents[MAX_CHAIN - 1]
 STEP = st.sampled_from(["file", "folder", "loop", "dangling", "fifo", "link-up", "missing"])
 
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
-@given(chain=st.lists(STEP, min_size=1, max_size=4), use=st.sampled_from(["file", "folder", "out", "resolve"]))
+@given(chain=st.lists(STEP, min_size=1, max_size=MAX_CHAIN), use=st.sampled_from(["file", "folder", "out", "resolve"]))
 def test_any_chain_of_odd_entries_is_accepted_or_one_line(tmp_path_factory, chain, use):
     """A path whose components are any mix of files, folders, loops, dangling links, FIFOs
     and links back up: each checker returns the path or raises InputError naming it, one
     line, never another exception (and never blocks on a FIFO)."""
-    root = tmp_path_factory.mktemp("chain")
+    root = _example_root(tmp_path_factory)
     p = root
     for i, step in enumerate(chain):
         q = p / f"e{i}"
