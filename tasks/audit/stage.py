@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 from common.errors import AuditFailedError
@@ -48,7 +49,7 @@ def audit_release(root: Path, name: str | None = None, stored_report: bool = Tru
     """Every check on the release folder `root`. `stored_report`: whether the release holds
     the report of the audit at its build (a published release does; the build's own audit,
     which writes it, passes False and its `audit_report` check says so)."""
-    root = Path(root)
+    root = Path(os.path.abspath(root))  # `mmedbench audit .` names the folder by its own name
     rel = Release(root)
     cfg = rel.manifest_raw.get("config", {})
     registry = {}

@@ -27,13 +27,17 @@ def test_a_fresh_sample_release_passes(release_copy):
                                              "the release's files give")
 
 
-def test_a_release_named_by_a_relative_path_passes(release_copy, monkeypatch):
+def test_a_release_named_by_a_relative_path_or_dot_passes(release_copy, monkeypatch):
     # CI's `mmedbench audit releases/0.1.0-real`: the card was written again from links whose
     # relative targets resolved from the scratch folder, so it had no cells and failed
     monkeypatch.chdir(release_copy.parent)
     assert check_card(Release(Path(release_copy.name))).passed
     r = _cli_audit(Path(release_copy.name))
     assert r.exit_code == 0 and "| card | pass |" in r.output
+    # and from inside it, as `mmedbench audit .` (its name was '', a pydantic error, exit 70)
+    monkeypatch.chdir(release_copy)
+    r = _cli_audit(Path("."))
+    assert r.exit_code == 0 and r.output.startswith("# Audit of release 0.1.0\n\nResult: PASSED\n") and "| card | pass |" in r.output
 
 
 def test_a_sentence_appended_to_the_card_fails_it_by_line(release_copy):
