@@ -48,7 +48,8 @@ def evaluate(
     retriever: List[str] = typer.Option([], "--retriever", "-r",
                                         help="A built-in system (bm25, minilm, use-m, me5-small), hybrid:A+B (reciprocal "
                                              "rank fusion of two systems' runs), or dense:MODEL_DIR / dense:NAME=MODEL_DIR "
-                                             "(a local sentence-transformers folder; nothing downloads). Repeat for several. "
+                                             "(a local sentence-transformers folder; nothing downloads; @english or @multilingual after it "
+                                             "declares what it was trained for, for the gap and separation tables). Repeat for several. "
                                              "Default: one system of each family (bm25, minilm, use-m, hybrid:bm25+use-m), "
                                              "unless --run is given."),
     run: List[str] = typer.Option([], "--run",
