@@ -25,6 +25,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from common.segmenters import new_jieba
 from schemas.config import Language
 
 K1 = 1.2
@@ -70,14 +71,7 @@ _MAX_RUN = 4000  # Sudachi refuses inputs over ~49 kB; a run this long is cut in
 
 @lru_cache(maxsize=1)
 def _jieba():
-    import logging
-
-    import jieba
-
-    jieba.setLogLevel(logging.WARNING)
-    tk = jieba.Tokenizer()
-    tk.initialize()
-    return tk
+    return new_jieba()
 
 
 _SUDACHI = threading.local()

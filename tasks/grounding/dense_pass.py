@@ -14,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from common.encoders import EmbeddingCache, UseBackend
+from common.segmenters import new_jieba
 from schemas.config import Language
 from tasks.grounding.dense import DenseLinker, DenseSettings, LanguageNames, NameIndex, embed_names, span_candidates
 from tasks.grounding.matchers import load_terms
@@ -75,14 +76,7 @@ def drop_names() -> None:
 
 @functools.lru_cache(maxsize=1)
 def _jieba():
-    import logging
-
-    import jieba
-
-    jieba.setLogLevel(logging.WARNING)
-    tk = jieba.Tokenizer()
-    tk.initialize()
-    return tk
+    return new_jieba()
 
 
 _JIEBA_LOCK = threading.Lock()

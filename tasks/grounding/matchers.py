@@ -12,6 +12,7 @@ import pyarrow.parquet as pq
 import re
 import unicodedata
 
+from common.segmenters import new_jieba
 from common.text import normalize
 from schemas.config import Language
 from tasks.grounding.normalize import GENE_CONTEXT, NAME_CONTINUES, acronym_fits, fold, fold_term, is_acronym
@@ -152,13 +153,7 @@ class CJKMatcher(CandidateMatcher):
         self.max_nf_len = max((len(k) for k in self.nf_index), default=0)
         self._jieba = None
         if segment and lang_code == "zh":
-            import logging
-
-            import jieba
-
-            jieba.setLogLevel(logging.WARNING)
-            tk = jieba.Tokenizer()
-            tk.initialize()
+            tk = new_jieba()
             for t in terms:
                 w = t.text.strip()
                 if len(w) >= min_len and " " not in w:
