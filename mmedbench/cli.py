@@ -109,9 +109,7 @@ def _start_prefect_server() -> None:
     # Blocked, not ignored, here: one that arrives meanwhile stays pending for this process.
     blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     try:
-        proc = subprocess.Popen([sys.executable, "-m", "uvicorn", "--app-dir", str(Path(prefect.__file__).parent.parent),
-                                 "--factory", "prefect.server.api.server:create_app", "--host", "127.0.0.1",
-                                 "--port", str(port), "--log-level", "error", "--lifespan", "on"], env=env,
+        proc = subprocess.Popen(prefect_server_argv(Path(prefect.__file__).parent, port), env=env,
                                 preexec_fn=_dies_with(os.getpid()))
     except OSError:
         return  # Prefect starts its own on first use, and says why if it cannot
@@ -128,6 +126,13 @@ def _start_prefect_server() -> None:
 
     atexit.register(stop)
     _SERVER.update(proc=proc, url=f"http://127.0.0.1:{port}/api")
+
+
+def prefect_server_argv(prefect_dir: Path, port: int) -> list[str]:
+    """Prefect's own command for its temporary API server (SubprocessASGIServer's), on 127.0.0.1."""
+    return [sys.executable, "-m", "uvicorn", "--app-dir", str(prefect_dir.parent), "--factory",
+            "prefect.server.api.server:create_app", "--host", "127.0.0.1", "--port", str(port),
+            "--log-level", "error", "--lifespan", "on"]
 
 
 def _dies_with(parent: int):

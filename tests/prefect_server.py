@@ -15,7 +15,6 @@ import os
 import shutil
 import socket
 import subprocess
-import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,7 +42,7 @@ class RunServer:
 def start_run_server() -> RunServer | None:
     """The server, answering on 127.0.0.1; None if it did not come up (each command then
     starts its own, as before)."""
-    from mmedbench.cli import _dies_with, _healthy
+    from mmedbench.cli import _dies_with, _healthy, prefect_server_argv
 
     # prefect's folder without importing it: Prefect reads its settings from the environment
     # once, at import, so this process must not import it before PREFECT_API_URL is set
@@ -56,10 +55,8 @@ def start_run_server() -> RunServer | None:
     env = {**os.environ, "PREFECT_UI_ENABLED": "0", "PREFECT__SERVER_EPHEMERAL": "1", "PREFECT__SERVER_FINAL": "1",
            "PREFECT_SERVER_ANALYTICS_ENABLED": "false", "PREFECT_SERVER_LOGGING_LEVEL": "CRITICAL",
            "PREFECT_SERVER_DATABASE_CONNECTION_URL": f"sqlite+aiosqlite:///{folder / 'prefect.db'}"}
-    proc = subprocess.Popen([sys.executable, "-m", "uvicorn", "--app-dir", str(prefect_dir.parent),
-                             "--factory", "prefect.server.api.server:create_app", "--host", "127.0.0.1",
-                             "--port", str(port), "--log-level", "error", "--lifespan", "on"],
-                            env=env, stdout=subprocess.DEVNULL, preexec_fn=_dies_with(os.getpid()))
+    proc = subprocess.Popen(prefect_server_argv(prefect_dir, port), env=env, stdout=subprocess.DEVNULL,
+                            preexec_fn=_dies_with(os.getpid()))
     server = RunServer(proc, f"http://127.0.0.1:{port}/api", folder)
     if not _healthy(server.url, proc, STARTUP_SECONDS):
         server.stop()
