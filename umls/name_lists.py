@@ -45,8 +45,6 @@ Rules, in order (every row read is counted, every row dropped is counted by its 
 """
 from __future__ import annotations
 
-import csv
-import io
 import re
 import unicodedata
 from collections import Counter, defaultdict
@@ -59,7 +57,7 @@ from common.errors import InputError
 from schemas.config import GlossaryConfig, NameListConfig, names_held_out_split
 from umls import derive_sample as ds
 from umls.name_readers import (NameRow, PairRow, file_lines, read_biosyn, read_brat, read_delimited, read_glossary, read_utx,
-                               zip_member_lines)
+                               table_rows, zip_member_lines)
 
 CUI = re.compile(r"C\d{7}")
 NO_CUI = {"", "CUILESS", "CUI-LESS", "NIL", "NONE"}
@@ -201,27 +199,16 @@ def read_rows(src: NameListConfig, path: Path) -> Iterable[NameRow]:
 
 
 def _do_rows(src: NameListConfig, path: Path) -> Iterable[NameRow]:
-    numbered = list(file_lines(path, "a Disease Ontology translation table"))
-    if not numbered:
-        raise InputError(path, "empty file (expected a header row)", line=1)
-    starts = [n for n, _ in numbered]
-    reader = csv.reader(io.StringIO("".join(line for _, line in numbered)), delimiter="\t")
-    header = next(reader)
+    rows = table_rows(file_lines(path, "a Disease Ontology translation table"), path, "\t", "tab-separated",
+                      "tab-separated text")
+    _, header = next(rows)
     for col in ("source_id", "predicate", "translation_text", "status"):
         if col not in header:
             raise InputError(path, f"no column {col!r} in the header (it has: {', '.join(header)})", line=1)
     ix = {c: header.index(c) for c in ("source_id", "predicate", "translation_text", "status")}
-    try:
-        for row in reader:
-            line_no = starts[min(reader.line_num - 1, len(starts) - 1)]
-            if not any(c.strip() for c in row):
-                continue
-            if len(row) != len(header):
-                raise InputError(path, f"expected {len(header)} tab-separated columns, found {len(row)}", line=line_no)
-            yield NameRow(line_no, row[ix["translation_text"]], (row[ix["source_id"]],),
-                          f"{row[ix['predicate']]}|{row[ix['status']]}")
-    except csv.Error as exc:
-        raise InputError(path, f"malformed tab-separated text ({exc})", line=reader.line_num) from None
+    for line_no, row in rows:
+        yield NameRow(line_no, row[ix["translation_text"]], (row[ix["source_id"]],),
+                      f"{row[ix['predicate']]}|{row[ix['status']]}")
 
 
 def read_pairs(src: GlossaryConfig, path: Path) -> Iterable[PairRow]:

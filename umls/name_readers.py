@@ -91,11 +91,10 @@ def read_biosyn(lines: Lines, path: str | Path) -> Iterator[NameRow]:
         yield NameRow(line_no, cells[3], tuple(c for c in cells[4].split("|") if c), cells[2])
 
 
-def read_delimited(text_lines: Lines, path: str | Path, delimiter: str, name_column: str, cui_column: str,
-                   label_column: str | list[str] | None = None, description_column: str | None = None) -> Iterator[NameRow]:
-    """Rows of a table with a header (csv quoting), by the columns named (`label_column` may
-    list alternatives: the first the header has); a row with another number of cells than the
-    header is an InputError."""
+def table_rows(text_lines: Lines, path: str | Path, delimiter: str, columns: str, text: str) -> Iterator[tuple[int, list[str]]]:
+    """(line, cells) of a table with a header row (csv quoting): first the header (line 1), then
+    every non-blank row. A row with another number of cells than the header ("expected N
+    {columns} columns") or malformed quoting ("malformed {text}") is an InputError."""
     numbered = list(text_lines)
     if not numbered:
         raise InputError(path, "empty file (expected a header row)", line=1)
@@ -103,29 +102,41 @@ def read_delimited(text_lines: Lines, path: str | Path, delimiter: str, name_col
     reader = csv.reader(io.StringIO("".join(line for _, line in numbered)), delimiter=delimiter)
     try:
         header = next(reader)
-        if isinstance(label_column, list):
-            label_column = next((c for c in label_column if c in header), label_column[0] if label_column else None)
-        wanted = {"name_column": name_column, "cui_column": cui_column, "label_column": label_column,
-                  "description_column": description_column}
-        cols = {}
-        for field, name in wanted.items():
-            if name is None:
-                continue
-            if name not in header:
-                raise InputError(path, f"no column {name!r} in the header (it has: {', '.join(header)})", line=1, field=field)
-            cols[field] = header.index(name)
+        yield 1, header
         for row in reader:
             # csv's line_num counts physical lines read so far: the row's first line is the file's
             line_no = starts[min(reader.line_num - 1, len(starts) - 1)]
             if not any(c.strip() for c in row):
                 continue
             if len(row) != len(header):
-                raise InputError(path, f"expected {len(header)} {delimiter!r}-separated columns, found {len(row)}", line=line_no)
-            yield NameRow(line_no, row[cols["name_column"]], tuple(row[cols["cui_column"]].split()),
-                          row[cols["label_column"]] if "label_column" in cols else "",
-                          row[cols["description_column"]] if "description_column" in cols else "")
+                raise InputError(path, f"expected {len(header)} {columns} columns, found {len(row)}", line=line_no)
+            yield line_no, row
     except csv.Error as exc:
-        raise InputError(path, f"malformed delimited text ({exc})", line=reader.line_num) from None
+        raise InputError(path, f"malformed {text} ({exc})", line=reader.line_num) from None
+
+
+def read_delimited(text_lines: Lines, path: str | Path, delimiter: str, name_column: str, cui_column: str,
+                   label_column: str | list[str] | None = None, description_column: str | None = None) -> Iterator[NameRow]:
+    """Rows of a table with a header (csv quoting), by the columns named (`label_column` may
+    list alternatives: the first the header has); a row with another number of cells than the
+    header is an InputError."""
+    rows = table_rows(text_lines, path, delimiter, f"{delimiter!r}-separated", "delimited text")
+    _, header = next(rows)
+    if isinstance(label_column, list):
+        label_column = next((c for c in label_column if c in header), label_column[0] if label_column else None)
+    wanted = {"name_column": name_column, "cui_column": cui_column, "label_column": label_column,
+              "description_column": description_column}
+    cols = {}
+    for field, name in wanted.items():
+        if name is None:
+            continue
+        if name not in header:
+            raise InputError(path, f"no column {name!r} in the header (it has: {', '.join(header)})", line=1, field=field)
+        cols[field] = header.index(name)
+    for line_no, row in rows:
+        yield NameRow(line_no, row[cols["name_column"]], tuple(row[cols["cui_column"]].split()),
+                      row[cols["label_column"]] if "label_column" in cols else "",
+                      row[cols["description_column"]] if "description_column" in cols else "")
 
 
 def read_glossary(lines: Lines, path: str | Path, english: str) -> Iterator[PairRow]:
