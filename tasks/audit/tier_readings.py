@@ -29,6 +29,7 @@ tie is not a discrimination); the evaluation's are its published numbers.
 from __future__ import annotations
 
 import math
+from statistics import NormalDist
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -38,7 +39,12 @@ from tasks.evaluation.tier_steps import above_chance, chance_z
 
 TIER_MIN_SETS = 30  # a ladder is judged where every tier holds this many sets
 TIER_FALL_Z = 2.0  # easy -> hard must fall by more than this many standard errors
-TIER_RISE_Z = 2.0  # no step to a harder tier may rise by more than this many
+TIER_RISE_Z = 2.0  # no step to a harder tier may rise by more than this many (the pivots' closeness)
+# A system's accuracy may rise at no step by more than `rise_z(n)` standard errors, n the steps
+# the release compares: one-sided, Bonferroni over the family at RISE_ALPHA. At a fixed 2.0 a
+# release with 21 readers above chance (42 steps, many flat for a system near chance) failed on
+# noise alone about once in three builds; a step that is really inverted is far beyond 3.
+RISE_ALPHA = 0.05
 
 PIVOT_READER = "bm25 (English pivots)"
 NATIVE_READER = "bm25"
@@ -257,24 +263,36 @@ def _z(z: float) -> str:
     return f"{z:.2f}" if abs(z) < 1e6 else ("inf" if z > 0 else "-inf")
 
 
-def _ladder_failures(r: Reading, what: str) -> tuple[bool, list[str]]:
-    """(falls easy -> hard beyond noise, each step that rises beyond noise as a failure)."""
+def rise_z(steps: int) -> float:
+    """Pure: the z a system's step to a harder tier must exceed to fail, with `steps` such steps
+    compared in the release (one-sided, Bonferroni at RISE_ALPHA; 2 steps: 1.96, 42: 3.04)."""
+    return round(NormalDist().inv_cdf(1 - RISE_ALPHA / max(steps, 1)), 2)
+
+
+def _ladder_failures(r: Reading, what: str, rise: float) -> tuple[bool, list[str]]:
+    """(falls easy -> hard beyond noise, each step that rises beyond `rise` as a failure)."""
     rises = []
     for a, b in (("easy", "medium"), ("medium", "hard")):
-        if -r.z(a, b) > TIER_RISE_Z:
+        if -r.z(a, b) > rise:
             rises.append(f"{r.cell}: {what} within-set accuracy@1 rises from {a} to {b} beyond noise: "
-                         f"{r.tiers[a].accuracy} -> {r.tiers[b].accuracy} (z {-r.z(a, b):.2f} > {TIER_RISE_Z})")
+                         f"{r.tiers[a].accuracy} -> {r.tiers[b].accuracy} (z {-r.z(a, b):.2f} > {rise})")
     return r.z("easy", "hard") > TIER_FALL_Z, rises
 
 
-def judge_cell(cell: str, readings: list[Reading]) -> CellVerdict:
+def _readers(own: list[Reading]) -> list[Reading]:
+    """The native readings that judge a cell: above chance, every tier with TIER_MIN_SETS sets."""
+    return [r for r in own if not r.pivot and r.sets() and r.judged() and r.above_chance()]
+
+
+def judge_cell(cell: str, readings: list[Reading], rise: float | None = None) -> CellVerdict:
     """The tier check of one cd cell.
 
     Pivot (the tiers themselves), where every tier holds TIER_MIN_SETS sets: under the English
     pivots the nearest distractor's closeness to the target must grow from easy to hard by
     more than TIER_FALL_Z standard errors, and shrink at no step by more than TIER_RISE_Z. Native (the cell's own queries),
     through the systems above chance whose tiers hold TIER_MIN_SETS sets: at least one of
-    them must see the fall, and none a rise. No system above chance: labelled, not failed."""
+    them must see the fall, and none a rise beyond `rise` (default: `rise_z` of this cell's
+    steps; `judge` passes the release's). No system above chance: labelled, not failed."""
     own = [r for r in readings if r.cell == cell]
     pivot = next((r for r in own if r.pivot), None)
     failures: list[str] = []
@@ -291,9 +309,10 @@ def judge_cell(cell: str, readings: list[Reading]) -> CellVerdict:
                                 f"noise: closeness {pivot.tiers[a].mean_closeness} -> {pivot.tiers[b].mean_closeness} "
                                 f"(z {-pivot.closeness_z(a, b):.2f} > {TIER_RISE_Z})")
     native = [r for r in own if not r.pivot and r.sets()]
-    readers = [r for r in native if r.judged() and r.above_chance()]
+    readers = _readers(own)
     if readers:
-        results = [_ladder_failures(r, r.reader) for r in readers]
+        rise = rise_z(2 * len(readers)) if rise is None else rise
+        results = [_ladder_failures(r, r.reader, rise) for r in readers]
         if not any(falls for falls, _ in results):
             failures.append(f"{cell}: no system above chance sees within-set accuracy@1 fall from easy to hard beyond noise: "
                             + "; ".join(f"{r.reader} {r.tiers['easy'].accuracy} -> {r.tiers['hard'].accuracy} "
@@ -304,7 +323,9 @@ def judge_cell(cell: str, readings: list[Reading]) -> CellVerdict:
 
 
 def judge(readings: list[Reading]) -> list[CellVerdict]:
-    return [judge_cell(cell, readings) for cell in sorted({r.cell for r in readings})]
+    cells = sorted({r.cell for r in readings})
+    rise = rise_z(2 * sum(len(_readers([r for r in readings if r.cell == c])) for c in cells))
+    return [judge_cell(cell, readings, rise) for cell in cells]
 
 
 def folder_verdicts(out_dir, manifest: dict) -> list[CellVerdict]:

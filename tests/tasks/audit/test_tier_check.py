@@ -103,7 +103,7 @@ def test_a_harder_tier_that_is_easier_beyond_noise_fails(tmp_path):
     assert check.failures[1:] == [
         "cd/en: bm25 (English pivots): the nearest distractor is farther in medium than in easy beyond noise: "
         "closeness 0.9223 -> 0.0 (z 63.94 > 2.0)",
-        "cd/en: bm25 within-set accuracy@1 rises from easy to medium beyond noise: 0.5 -> 1.0 (z 5.48 > 2.0)"]
+        "cd/en: bm25 within-set accuracy@1 rises from easy to medium beyond noise: 0.5 -> 1.0 (z 5.48 > 1.96)"]
 
 
 def test_swapped_tiers_fail_through_the_pivots_where_the_language_reads_at_chance(tmp_path):
@@ -186,7 +186,7 @@ def test_an_evaluated_system_whose_harder_tier_is_easier_fails_the_cell(tmp_path
     assert check.failures == [
         "cd/fr: no system above chance sees within-set accuracy@1 fall from easy to hard beyond noise: dense-x 0.9 -> 0.8 "
         "(z 1.10 <= 2.0)",
-        "cd/fr: dense-x within-set accuracy@1 rises from medium to hard beyond noise: 0.4 -> 0.8 (z 3.46 > 2.0)"]
+        "cd/fr: dense-x within-set accuracy@1 rises from medium to hard beyond noise: 0.4 -> 0.8 (z 3.46 > 1.96)"]
 
 
 def test_evaluation_results_of_another_build_or_not_listed_are_no_evidence(tmp_path):
@@ -326,3 +326,35 @@ def test_the_card_labels_a_cell_no_system_reads_above_chance(tmp_path):
                           "| cd/fr | 1.0 / 0.5 / 0.0 (closeness 0.0 / 0.9223 / 1.0) | at chance for bm25 (the tiers are "
                           "read through the English pivots only) |", ""]
     assert "*at chance*" in lines[0]
+
+
+def _reading(cell: str, reader: str, ladder: tuple[int, int, int], n: int = 100, members: int = 4) -> tier_readings.Reading:
+    """A native reading with `ladder` hits of `n` sets in easy/medium/hard, blind guess 1/members."""
+    r = tier_readings.Reading(cell, reader, "evaluation")
+    for tier, hits in zip(("easy", "medium", "hard"), ladder):
+        r.tiers[tier] = tier_readings.Tally(n=n, hits=float(hits), chance=n / members)
+    return r
+
+
+def test_rise_threshold_is_bonferroni_over_the_steps_a_release_compares():
+    assert [tier_readings.rise_z(n) for n in (1, 2, 4, 10, 42)] == [1.64, 1.96, 2.24, 2.58, 3.04]
+
+
+def test_a_rise_that_is_noise_among_many_readers_passes_and_an_inverted_step_still_fails():
+    """The real-data build's cd/ja case: a system near chance on medium (33 of 100) and above it on
+    hard (49 of 100): z 2.33, beyond 1.96 alone, not beyond 3.04 among 21 readers (42 steps).
+    Tiers swapped (hard read 90 of 100 after medium's 40) fail with any number of readers."""
+    noisy = _reading("cd/ja", "sys-0", (70, 33, 49))
+    assert round(-noisy.z("medium", "hard"), 2) == 2.33
+    fine = [_reading(f"cd/x{i}", f"sys-{i}", (90, 70, 50)) for i in range(20)]
+    alone = tier_readings.judge([noisy])
+    assert alone[0].failures == ["cd/ja: sys-0 within-set accuracy@1 rises from medium to hard beyond noise: "
+                                 "0.33 -> 0.49 (z 2.33 > 1.96)"]
+    among = {v.cell: v.failures for v in tier_readings.judge([noisy, *fine])}
+    assert among["cd/ja"] == [] and all(f == [] for f in among.values())
+    swapped = _reading("cd/ja", "sys-0", (95, 40, 90))
+    verdicts = {v.cell: v.failures for v in tier_readings.judge([swapped, *fine])}
+    assert verdicts["cd/ja"] == [
+        "cd/ja: no system above chance sees within-set accuracy@1 fall from easy to hard beyond noise: sys-0 0.95 -> 0.9 "
+        "(z 1.35 <= 2.0)",
+        "cd/ja: sys-0 within-set accuracy@1 rises from medium to hard beyond noise: 0.4 -> 0.9 (z 8.70 > 3.04)"]
