@@ -57,8 +57,8 @@ LANGUAGE_DEFAULTS: dict[str, GroundingParams] = {
 }
 
 
-# Registry fields a language entry may carry (schemas.config.Language gains them as
-# optional fields; until then getattr() finds nothing and the defaults above apply).
+# Registry fields a language entry may carry (schemas.config.Language's optional fields):
+# where one is set it overrides the language's default above.
 REGISTRY_FIELDS = {"quickumls_threshold": "threshold", "quickumls_window": "window",
                    "quickumls_similarity": "similarity", "ground_abbreviations": "abbreviations",
                    "ground_negation": "negation"}
@@ -73,11 +73,10 @@ MORPHOLOGY = {"pymorphy3": {"stem": True, "stemmer": "pymorphy3"}, "snowball": {
 
 def params_for(lang: Language, threshold: float | None = None, window: int | None = None) -> GroundingParams:
     p = LANGUAGE_DEFAULTS.get(lang.code, GroundingParams())
-    morphology = getattr(lang, "morphology", None)
-    if morphology is not None:
-        p = replace(p, **MORPHOLOGY[morphology])
+    if lang.morphology is not None:
+        p = replace(p, **MORPHOLOGY[lang.morphology])
     for reg_field, param in REGISTRY_FIELDS.items():
-        value = getattr(lang, reg_field, None)
+        value = getattr(lang, reg_field)  # a field Language lacks is an AttributeError, not a silent default
         if value is not None:
             p = replace(p, **{param: value})
     if threshold is not None:

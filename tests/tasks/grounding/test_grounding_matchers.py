@@ -13,7 +13,7 @@ from tasks.grounding.grounder import Grounder
 from tasks.grounding.matchers import CJKMatcher, Term, TermMatcher, TermRules, cjk_fold, light_stem
 from tasks.grounding.negation import negated
 from tasks.grounding.normalize import acronym_fits, fold, fold_term, is_acronym
-from tasks.grounding.params import LANGUAGE_DEFAULTS, params_for
+from tasks.grounding.params import LANGUAGE_DEFAULTS, REGISTRY_FIELDS, params_for
 from tasks.grounding.params import Match
 from common.parquet import write_parquet
 
@@ -210,9 +210,11 @@ def test_params_for_defaults_registry_fields_and_explicit_arguments():
     assert params_for(en, threshold=0.7, window=4).threshold == 0.7
     assert params_for(en, window=4).window == 4
 
-    class WithRegistryFields:  # what Language will look like with the optional registry fields
-        code, quickumls_threshold, quickumls_window, ground_negation = "en", 0.9, 3, True
-
-    p = params_for(WithRegistryFields())
-    assert (p.threshold, p.window, p.negation) == (0.9, 3, True)
-    assert params_for(WithRegistryFields(), threshold=0.75).threshold == 0.75
+    # a registry entry's optional fields override the language's defaults; explicit arguments win
+    tuned = en.model_copy(update={"quickumls_threshold": 0.9, "quickumls_window": 3, "ground_negation": True,
+                                  "quickumls_similarity": "cosine", "ground_abbreviations": False})
+    p = params_for(tuned)
+    assert (p.threshold, p.window, p.negation, p.similarity, p.abbreviations) == (0.9, 3, True, "cosine", False)
+    assert params_for(tuned, threshold=0.75).threshold == 0.75
+    # every field the mapping names is one the registry's model has (a misspelt one is an error)
+    assert set(REGISTRY_FIELDS) <= set(type(en).model_fields)
