@@ -624,8 +624,13 @@ def run(args) -> int:
         per_lang[lang] = {"baseline": baseline, "tags": tag_lookup(kept) if lang in CJK else None,
                           "cuis": {c for _s, c, _p in kept}, "names": names}
 
-    def grounder_fn(lang: str):
-        g = grounding.Grounder(Path(vocab["atoms"]), registry[lang], args.work_dir / "indexes", threshold=None, window=None)
+    def grounder_fn(lang: str, change: dict | str | None = None):
+        """The grounder's spans in `lang`; `change`: an ablation's parameters (or "toggle-negation")."""
+        params = None
+        if change is not None:
+            p = grounding_params.params_for(registry[lang])
+            params = dataclasses.replace(p, **({"negation": not p.negation} if change == "toggle-negation" else change))
+        g = grounding.Grounder(Path(vocab["atoms"]), registry[lang], args.work_dir / "indexes", params=params)
         return lambda text: [Pred(m.start, m.end, m.cui) for m in g.ground(text) if m.cui in vocab_cuis]
 
     def evaluate_all(systems_for) -> list[dict]:
@@ -661,16 +666,10 @@ def run(args) -> int:
             nonlocal sets
             label, codes, change = ablation
             todo = [l for l in codes.split() if l in per_lang]
-            saved = dict(grounding_params.LANGUAGE_DEFAULTS)
             try:
-                for l in todo:
-                    p = saved[l]
-                    grounding_params.LANGUAGE_DEFAULTS[l] = dataclasses.replace(
-                        p, **({"negation": not p.negation} if change == "toggle-negation" else change))
                 sets = [x for x in all_sets if x[1] in todo]
-                return label, f1_by_lang(evaluate_all(lambda lang: {"grounder": grounder_fn(lang)}))
+                return label, f1_by_lang(evaluate_all(lambda lang: {"grounder": grounder_fn(lang, change)}))
             finally:
-                grounding_params.LANGUAGE_DEFAULTS.update(saved)
                 sets = all_sets
 
         todo = [a for a in ABLATIONS if any(l in per_lang for l in a[1].split())]

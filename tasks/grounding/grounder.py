@@ -55,7 +55,7 @@ from tasks.grounding.abbreviations import AbbreviationExpander, expand_abbreviat
 from tasks.grounding.matchers import CJKMatcher, TermMatcher, TfidfNameLinker, TermRules, cjk_fold, fold_terms, load_terms
 from tasks.grounding.negation import negated
 from tasks.grounding.normalize import GENERIC_TERMS, HEAD_WORDS, PAREN_SHORT, acronym_fits, fold_term
-from tasks.grounding.params import Match, params_for
+from tasks.grounding.params import GroundingParams, Match, params_for
 from tasks.grounding.quickumls_index import quickumls_index
 from tasks.grounding.quickumls_matcher import QuickUMLSMatcher
 from tasks.grounding.runtime import gc_paused
@@ -65,17 +65,17 @@ from tasks.grounding.stopwords import language_stopwords
 
 class Grounder:
     """One language's grounder, built from the atoms table. `threshold` and `window` given
-    explicitly override the language's tuned defaults (`params_for`)."""
+    explicitly override the language's tuned defaults (`params_for`); `params` replaces them
+    whole (a benchmark's ablation builds its grounder so, not by patching the defaults)."""
 
     def __init__(self, atoms_path: Path, lang: Language, cache_root: Path, threshold: float | None = None,
-                 window: int | None = None):
+                 window: int | None = None, *, params: GroundingParams | None = None):
         with gc_paused():
-            self._build(Path(atoms_path), lang, Path(cache_root), threshold, window)
+            self._build(Path(atoms_path), lang, Path(cache_root), params or params_for(lang, threshold, window))
 
-    def _build(self, atoms_path: Path, lang: Language, cache_root: Path, threshold: float | None,
-               window: int | None) -> None:
+    def _build(self, atoms_path: Path, lang: Language, cache_root: Path, p: GroundingParams) -> None:
         self.lang = lang
-        self.params = p = params_for(lang, threshold, window)
+        self.params = p
         self.abbrev = None
         self.quickumls = None
         self.latin = "Latin" in lang.scripts
