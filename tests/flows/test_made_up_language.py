@@ -6,8 +6,8 @@ column (a correction flag, usually empty), a few lines space-separated, a BOM an
 
 Its words are German (tests/data/lang-de, written for these tests), so its names share few
 tokens with the English entries: BM25 reads its own cd queries no better than a guess, and the
-build still publishes, audited, with every cell of the language filled. Everything is made in
-tmp from the project's own sample: no ../shared."""
+build still publishes, audited, with every cell of the language filled, evidence/xq with the
+cases its own files hold. Everything is made in tmp from the project's own sample: no ../shared."""
 from __future__ import annotations
 
 import json
@@ -114,6 +114,7 @@ format = "casimedicos"
 path = "{casi}"
 licence = "apache-2.0"
 options = {{ files = {{ en = "EN", {CODE} = "{CODE.upper()}" }}, native = "{CODE}" }}
+key_concepts = "answer"
 
 [[background]]''', 1)
     path = tmp_path / f"sample-{CODE}.toml"
@@ -155,10 +156,12 @@ def test_a_made_up_language_publishes_an_audited_release_with_its_cells_filled(p
     # the card gives the cell's reading; the sources stage read the tab-separated files
     card = (release / "README.md").read_text(encoding="utf-8")
     assert f"| cd/{CODE} | " in card
-    # the build read the tab-separated files: each case is a query or a drop with its reason (here
-    # grounding's: the sample vocabulary names no key concept of these made-up cases in the language)
-    build_report = json.loads((release / "build_report.json").read_text(encoding="utf-8"))
-    placed = {json.loads(l)["_id"] for task in ("xqa", "evidence")
-              for l in (release / task / CODE / "queries.jsonl").read_text(encoding="utf-8").splitlines()}
-    seen = placed | {d["id"] for d in build_report["dropped"]}
-    assert {"casimedicos-test-001", "casimedicos-test-002"} <= seen
+    # the cases read from the tab-separated files are the cell's own queries: asked in the language,
+    # their English case the pivot, keyed by the concept each answer names (key_concepts = "answer",
+    # as configs/shared-real.toml reads CasiMedicos), which the sample vocabulary names in both
+    queries = {q["_id"]: q for q in map(json.loads, (release / "evidence" / CODE / "queries.jsonl").read_text(
+        encoding="utf-8").splitlines())}
+    for n, (own, english) in enumerate(zip(CASES[CODE.upper()], CASES["EN"]), 1):
+        q = queries[f"casimedicos-test-{n:03d}"]
+        assert (q["text"], q["pivot_text"]) == (f"{own[1]} {own[2]}", f"{english[1]} {english[2]}")
+    assert queries["casimedicos-test-001"]["cuis"] == ["C0004245"]  # atrioventricular block
