@@ -172,6 +172,8 @@ def test_an_examples_links_up_stay_in_its_own_folder(tmp_path_factory):
         up = up / f"e{i}"
     own = first.parents[MAX_CHAIN - 1]
     assert up.resolve() == own and own != second.parents[MAX_CHAIN - 1]
+
+
 STEP = st.sampled_from(["file", "folder", "loop", "dangling", "fifo", "link-up", "missing"])
 
 
