@@ -69,6 +69,24 @@ def short_of_targets(languages: list[str], nameable: dict[str, int], quotas: dic
     return sorted(short, key=lambda l: (nameable.get(l, 0), languages.index(l)))
 
 
+def oversupplied_cells(candidates: list[Candidate], quotas: dict[tuple[str, str], int]) -> set[tuple[str, str]]:
+    """Pure: the cells that more candidates (with a key concept) can go to than their quota
+    holds. Such a cell fills whichever of them come first; a scarce cell takes all it gets."""
+    supply: Counter = Counter()
+    for c in candidates:
+        if c.key_cuis:
+            supply.update((c.task, l) for l in c.realizations)
+    return {cell for cell, n in supply.items() if n > quotas.get(cell, 0)}
+
+
+def can_wait(cand: Candidate, oversupplied: set[tuple[str, str]]) -> bool:
+    """Pure: may the item be placed after the others? Only if every cell it can go to is
+    oversupplied: placed first, it would take concepts that items of a scarce cell need (the
+    real-data build's 640 PubMedQA questions, for evidence/en's 340 places, took the
+    answer concepts of 83 CasiMedicos cases that only evidence/es and evidence/fr can ask)."""
+    return all((cand.task, l) in oversupplied for l in cand.realizations)
+
+
 @dataclass
 class _CellFill:
     """One language's cd cell being filled: what its tiers' sets are placed with."""
@@ -158,14 +176,19 @@ class Allocator:
         return options[0], None
 
     def allocate_items(self, candidates: list[Candidate]) -> None:
-        # most constrained first (fewest languages), then a seeded shuffle. One question offered
-        # to both tasks (a source configured twice) is decided in one place, evidence first
-        # (it must be answerable; xqa takes it when evidence cannot): its copies share the
-        # shuffle key of the first of them
+        # items that can wait last (every cell they can go to has more candidates than room:
+        # another takes the place they leave), then most constrained first (fewest languages),
+        # then a seeded shuffle. One question offered to both tasks (a source configured twice)
+        # is decided in one place, evidence first (it must be answerable; xqa takes it when
+        # evidence cannot): its copies share the shuffle key of the first of them, and wait
+        # only if every copy can
         lead: dict[str, str] = {}
         for c in sorted(candidates, key=lambda c: (TASK_ORDER.index(c.task), c.id)):
             lead.setdefault(normalize(c.pivot or c.native_text), c.id)
-        order = sorted(candidates, key=lambda c: (len(c.realizations), seeded_order(self.seed, lead[normalize(c.pivot or c.native_text)]),
+        key = {c.id: lead[normalize(c.pivot or c.native_text)] for c in candidates}
+        over = oversupplied_cells(candidates, self.quotas)
+        scarce = {key[c.id] for c in candidates if not can_wait(c, over)}
+        order = sorted(candidates, key=lambda c: (key[c.id] not in scarce, len(c.realizations), seeded_order(self.seed, key[c.id]),
                                                   TASK_ORDER.index(c.task), c.id))
         for cand in order:
             if not cand.key_cuis:

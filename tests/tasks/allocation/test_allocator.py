@@ -306,3 +306,49 @@ def test_a_stratum_that_runs_out_is_made_up_set_by_set_from_the_other():
                                            stratum=lambda cand, real: cand.tier == "easy")
     assert [c.target_cui for _, c in chosen] == [s.target_cui for s in pools["easy"][:4] + pools["hard"][:4]]
     assert alloc.filled[("cd", "en")] == 8
+
+
+def test_an_item_of_an_oversupplied_cell_waits_for_the_scarce_cells_items():
+    """E1..E3 can only go to evidence/en (3 candidates, room for 2: oversupplied); S can go to
+    evidence/es (1 candidate, room for 5: scarce) or evidence/en and shares E1's concept. S is
+    placed first whatever the shuffle: it keeps its concept, E1 loses it, and evidence/en still
+    fills with E2 and E3."""
+    e = [_cand(f"E{i}", "en", WORDS[k], WORDS[k], [f"C000000{i}"], {"en": (WORDS[k], "native")}, task="evidence")
+         for i, k in ((1, "a"), (2, "b"), (3, "c"))]
+    s = _cand("S", "es", WORDS["d"], WORDS["e"], ["C0000001"], {"es": (WORDS["d"], "native"), "en": (WORDS["e"], "native")},
+              task="evidence")
+    quotas = {("evidence", "en"): 2, ("evidence", "es"): 5}
+    for seed in range(8):  # every shuffle: S has two realizations, E1 one, so before this rule E1 always went first
+        alloc = _alloc(quotas, languages=("en", "es"), seed=seed)
+        alloc.allocate_items(e + [s])
+        assert sorted((a.id, a.lang) for a in alloc.assignments) == [("E2", "en"), ("E3", "en"), ("S", "es")]
+        assert alloc.dropped == [("E1", "key concept in cell evidence/es, where the item has no realization")]
+
+
+def test_oversupplied_cells_count_candidates_with_a_key_concept():
+    from tasks.allocation.allocator import can_wait, oversupplied_cells
+    a = _cand("a", "en", WORDS["a"], WORDS["a"], ["C0000001"], {"en": (WORDS["a"], "native"), "fr": (WORDS["b"], "human-translated")})
+    b = _cand("b", "en", WORDS["c"], WORDS["c"], ["C0000002"], {"en": (WORDS["c"], "native")})
+    no_key = _cand("n", "en", WORDS["d"], WORDS["d"], [], {"en": (WORDS["d"], "native"), "fr": (WORDS["e"], "human-translated")})
+    quotas = {("xqa", "en"): 1, ("xqa", "fr"): 1}
+    assert oversupplied_cells([a, b, no_key], quotas) == {("xqa", "en")}  # en 2 > 1; fr 1 = 1 (n has no key concept)
+    assert oversupplied_cells([a, b], {("xqa", "en"): 2, ("xqa", "fr"): 1}) == set()  # exactly full is not over
+    over = {("xqa", "en")}
+    assert can_wait(b, over) and not can_wait(a, over)  # a can also go to fr, which is not oversupplied
+    assert oversupplied_cells([a, b], {}) == {("xqa", "en"), ("xqa", "fr")}  # no quota: no room at all
+
+
+def test_a_question_offered_to_both_tasks_waits_only_if_both_copies_can():
+    """Q's evidence copy can only go to evidence/en (oversupplied: Q and R, room for 1); its
+    xqa copy to xqa/en (scarce). The copies are decided together, evidence first: Q is asked
+    as evidence, and its xqa copy is the near-duplicate. Were the evidence copy left to wait
+    alone, the xqa copy would come first and take the question."""
+    q_e = _cand("Q-e", "en", WORDS["a"], WORDS["a"], ["C0000001"], {"en": (WORDS["a"], "native")}, task="evidence")
+    q_x = _cand("Q-x", "en", WORDS["a"], WORDS["a"], ["C0000001"], {"en": (WORDS["a"], "native")}, task="xqa")
+    r_e = _cand("R-e", "en", WORDS["b"], WORDS["b"], ["C0000002"], {"en": (WORDS["b"], "native")}, task="evidence")
+    seed = next(s for s in range(1000) if seeded_order(s, "Q-e") < seeded_order(s, "R-e"))
+    alloc = _alloc({("evidence", "en"): 1, ("xqa", "en"): 5}, languages=("en",), seed=seed)
+    alloc.allocate_items([q_x, r_e, q_e])
+    assert [(a.id, a.task) for a in alloc.assignments] == [("Q-e", "evidence")]
+    assert dict(alloc.dropped) == {"Q-x": "near-duplicate of Q-e (pivot, jaccard=1.00)",
+                                   "R-e": "every cell it can be realized in is full"}
