@@ -268,20 +268,27 @@ _WORDS = re.compile(r"\w+")
 def option_concept(text: str, mentions: list[dict], min_score: float, stopwords: set[str]) -> str | None:
     """Pure: the concept an option names as a whole, or None.
 
-    A mention at or above `min_score` must cover the option: whatever it leaves is
-    punctuation or `stopwords` (folded as `fold_term` folds; CJK: none, so only punctuation
-    may be left) ("Fabry disease." -> Fabry disease; "Blood culture" ->
-    None, though "Blood" is a concept: the option names a test, not blood). The best such
-    mention wins (score, then length, then CUI)."""
-    best = None
+    A concept's mentions at or above `min_score` must cover the option: whatever they leave
+    is punctuation or `stopwords` (folded as `fold_term` folds; CJK: none, so only
+    punctuation may be left) ("Fabry disease." -> Fabry disease; "Blood culture" -> None,
+    though "Blood" is a concept: the option names a test, not blood). Several mentions of one
+    concept may cover it together: a name and its abbreviation, which the grounder gives the
+    long form's concept ("Severe combined immunodeficiency (SCID)", "FSH (Follicle-stimulating
+    hormone)"). The best such concept wins (its best score, then its longest mention, then CUI)."""
+    spans: dict[str, list[dict]] = {}
     for m in mentions:
         if m.get("pass", "string") != "string" or m["score"] < min_score:
             continue  # a dense span link is not an answer: options have their own gates (`DensePass.whole`)
-        rest = text[: m["start"]] + " " + text[m["end"]:]
-        if all(fold_term(w) in stopwords for w in _WORDS.findall(rest)):
-            key = (-m["score"], -(m["end"] - m["start"]), m["cui"])
+        spans.setdefault(m["cui"], []).append(m)
+    best = None
+    for cui, ms in spans.items():
+        rest = list(text)
+        for m in ms:
+            rest[m["start"]:m["end"]] = " " * (m["end"] - m["start"])
+        if all(fold_term(w) in stopwords for w in _WORDS.findall("".join(rest))):
+            key = (-max(m["score"] for m in ms), -max(m["end"] - m["start"] for m in ms), cui)
             if best is None or key < best[0]:
-                best = (key, m["cui"])
+                best = (key, cui)
     return best[1] if best else None
 
 

@@ -311,3 +311,17 @@ def test_sample_build_with_a_concept_source(prefect_harness, tmp_path):
     said = "no answer passage: a correct option names no vocabulary concept"  # schemas/drops.py words NO_ANSWER_CONCEPT so
     assert {"id": "mmedbench-en-test", "stage": "grounding", "reason": said} in report["dropped"]
     assert report["dropped_by_reason"][said] == 1
+
+
+def test_a_name_and_its_abbreviation_name_the_option_together():
+    """The grounder gives a defined abbreviation its long form's concept: the two mentions of
+    one concept cover "X (ABBR)" and "ABBR (X)"; mentions of two concepts do not."""
+    text = "Severe combined immunodeficiency (SCID)"
+    assert option_concept(text, [M(0, 32, "C1"), M(34, 38, "C1")], 0.8, STOP) == "C1"
+    assert option_concept(text, [M(0, 32, "C1")], 0.8, STOP) is None  # "SCID" left over
+    assert option_concept(text, [M(0, 32, "C1"), M(34, 38, "C2")], 0.8, STOP) is None  # each leaves the other's words
+    assert option_concept(text, [M(0, 32, "C1"), M(34, 38, "C1", 0.75)], 0.8, STOP) is None  # the abbreviation below min_score
+    assert option_concept("FSH (Follicle-stimulating hormone)", [M(0, 3, "C5"), M(5, 33, "C5")], 0.8, STOP) == "C5"
+    # one concept naming the option alone and one through two mentions: score, then longest mention, then CUI
+    assert option_concept(text, [M(0, 38, "C9", 0.9), M(0, 32, "C1"), M(34, 38, "C1")], 0.8, STOP) == "C1"
+    assert option_concept(text, [M(0, 38, "C9"), M(0, 32, "C1"), M(34, 38, "C1")], 0.8, STOP) == "C9"
