@@ -220,6 +220,9 @@ class SourceConfig(_Model):
     # concept its text names; "answer", the concepts its correct options name (a clinical case asks
     # about its answer, not every finding of its history; docs/sources.md, "Key concepts")
     key_concepts: KeyConcepts = "text"
+    # prefixed to every item id of this source ("<id_prefix>-<id>"): two sources of one format
+    # (a second folder of clinical cases) would otherwise give the same ids
+    id_prefix: Annotated[str, StringConstraints(pattern=r"^[a-z0-9]+$")] | None = None
 
 
 class BackgroundConfig(_Model):

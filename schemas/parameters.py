@@ -79,7 +79,7 @@ class VocabularyParameters(Parameters):
 
 
 class SourcesParameters(Parameters):
-    sources: list[dict[str, Any]]  # format, path, options, key_concepts
+    sources: list[dict[str, Any]]  # format, path, options, key_concepts, id_prefix (where set)
     background: list[dict[str, str]]  # task, path
     languages: list[str]
     shard_size: int
@@ -87,8 +87,9 @@ class SourcesParameters(Parameters):
     @classmethod
     def derive(cls, loaded, request):
         cfg = loaded.config
-        return cls(sources=[{"format": s.format, "path": str(loaded.resolve(s.path)), "options": s.options, "key_concepts": s.key_concepts}
-                                for s in cfg.sources],
+        # id_prefix only where set: a config without one keeps its stage's cache key
+        return cls(sources=[{"format": s.format, "path": str(loaded.resolve(s.path)), "options": s.options, "key_concepts": s.key_concepts,
+                             **({"id_prefix": s.id_prefix} if s.id_prefix else {})} for s in cfg.sources],
                    background=[{"task": b.task, "path": str(loaded.resolve(b.path))} for b in cfg.background],
                    languages=cfg.languages, shard_size=cfg.build.shard_size)
 

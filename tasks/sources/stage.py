@@ -46,22 +46,25 @@ def load_sources(sources: list[dict], background: list[dict], languages: list[st
 
     drops: list[Drop] = []
 
-    def read(src: dict):
+    def read(src: dict, prefix: str):
         path, options = Path(src["path"]), src.get("options", {})
         if src["format"] in READERS_WITH_DROPS:
             got = READERS_WITH_DROPS[src["format"]](path, set(languages), **options)
-            drops.extend(got.drops)
+            drops.extend(d.model_copy(update={"item_id": prefix + d.item_id}) for d in got.drops)
             return got.items
         return ADAPTERS[src["format"]](path, set(languages), **options)
 
     for src in sources:
         path = Path(src["path"])
-        for n, item in enumerate(read(src), start=1):
-            if item.id in items:
-                raise InputError(path, f"duplicate item id {item.id!r} (first in {where[item.id]})", field="id")
-            where[item.id] = f"{path.name}"
-            items[item.id] = {
-                "id": item.id, "task": item.task, "lang": item.lang, "text": item.text,
+        prefix = f"{src['id_prefix']}-" if src.get("id_prefix") else ""
+        for n, item in enumerate(read(src, prefix), start=1):
+            item_id = prefix + item.id
+            if item_id in items:
+                raise InputError(path, f"duplicate item id {item_id!r} (first in {where[item_id]}; two sources of one "
+                                       f"format need an `id_prefix` each but one)", field="id")
+            where[item_id] = f"{path.name}"
+            items[item_id] = {
+                "id": item_id, "task": item.task, "lang": item.lang, "text": item.text,
                 # None for a non-English source with no English text: it stays in its language
                 "pivot": item.pivot if item.lang != "en" else item.text,
                 "passage_ids": sorted(p.id for p in item.passages),
@@ -70,7 +73,7 @@ def load_sources(sources: list[dict], background: list[dict], languages: list[st
                 "key_concepts": src.get("key_concepts", "text"),
             }
             for p in item.passages:
-                add_passage(item.task, p.id, p.title, p.text, f"{path.name}:{item.id}")
+                add_passage(item.task, p.id, p.title, p.text, f"{path.name}:{item_id}")
     for bg in background:
         path = Path(bg["path"])
         for p in read_passages(path):

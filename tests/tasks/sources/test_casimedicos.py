@@ -7,6 +7,7 @@ then malformed ones); they mimic CasiMedicos' layout only.
 """
 from __future__ import annotations
 
+import shutil
 from collections import Counter
 from pathlib import Path
 
@@ -434,3 +435,38 @@ def test_real_casimedicos_pairs():
 REAL_ITEMS = 553  # the files hold 553 cases (the dataset card says 558)
 REAL_DROPS: list = []  # every case's languages agree on its options and answer
 REAL_XQA_ITEMS = 553
+
+
+def test_two_folders_of_one_format_need_an_id_prefix(casi, tmp_path):
+    """A second folder of cases in the same format gives the same ids: the stage stops with one
+    line naming the way out, and with an `id_prefix` on one source both load, its drops
+    prefixed too."""
+    import pyarrow.parquet as pq
+
+    from tasks.sources.stage import load_sources, source_drops
+
+    second = tmp_path / "more-cases"
+    shutil.copytree(casi, second)
+    out = tmp_path / "sources"
+    out.mkdir()
+    twice = [{"format": "casimedicos", "path": str(casi), "options": {}}, {"format": "casimedicos", "path": str(second), "options": {}}]
+    with pytest.raises(InputError) as err:
+        load_sources(twice, [], sorted(ALL), 100, out)
+    assert str(err.value) == (f"{second}: field 'id': duplicate item id 'casimedicos-dev-001' (first in {casi.name}; "
+                              "two sources of one format need an `id_prefix` each but one)")
+    twice[1]["id_prefix"] = "more"
+    got = load_sources(twice, [], sorted(ALL), 100, out)
+    assert [r["id"] for r in pq.read_table(got["shards"][0]).to_pylist()] == ["casimedicos-dev-001", "more-casimedicos-dev-001"]
+    assert sorted(d.item_id for d in source_drops(got["shards"]) if d.code == "answer-disagrees") == [
+        "casimedicos-dev-002", "more-casimedicos-dev-002"]
+
+
+def test_an_id_prefix_is_lowercase_letters_and_digits():
+    import pydantic
+
+    from schemas.config import SourceConfig
+
+    assert SourceConfig.model_validate({"format": "casimedicos", "path": "x", "id_prefix": "more2"}).id_prefix == "more2"
+    for bad in ("More", "more-cases", ""):
+        with pytest.raises(pydantic.ValidationError):
+            SourceConfig.model_validate({"format": "casimedicos", "path": "x", "id_prefix": bad})
