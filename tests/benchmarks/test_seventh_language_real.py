@@ -86,3 +86,16 @@ def test_the_tier_reading_is_the_cells_own_part():
     assert seventh.tier_reading(detail, "cd/xq") == "cd/xq pivots 1.0/0.9/0.8, at chance"
     assert seventh.tier_reading(detail, "cd/en") == "cd/en pivots 0.8/0.5/0.3"
     assert seventh.tier_reading(detail, "cd/fr") == ""
+
+
+def test_without_its_own_cases_the_sources_are_the_configs(tmp_path):
+    """--no-own-cases: the language's names only, the config's sources as they are (a second
+    casimedicos source gives the first one's item ids: docs/adding-a-language.md)."""
+    require_shared("hpo", "hp.obo")
+    from schemas.config import load_config
+
+    loaded = load_config(seventh.write_config(ROOT / "configs" / "shared-real.toml", tmp_path, own_cases=False))
+    original = load_config(ROOT / "configs" / "shared-real.toml")
+    assert [(s.format, original.resolve(s.path)) for s in original.config.sources] == [
+        (s.format, Path(s.path)) for s in loaded.config.sources]
+    assert CODE in loaded.config.languages and loaded.config.vocabulary.glossaries[-1].lang == CODE
