@@ -1,6 +1,6 @@
 """A seventh language added to the real-data configuration, built, published and audited (issue 45).
 
-    PYTHONPATH=. .venv/bin/python benchmarks/seventh_language_real.py [CONFIG] OUTDIR [--work-dir DIR] [--no-build]
+    PYTHONPATH=. .venv/bin/python benchmarks/seventh_language_real.py [CONFIG] OUTDIR [--work-dir DIR] [--no-build] [--no-own-cases]
     CONFIG  default configs/shared-real.toml
 
 ../shared/data holds no seventh language's real data (no HPO table, glossary or CasiMedicos

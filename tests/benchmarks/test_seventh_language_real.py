@@ -99,3 +99,11 @@ def test_without_its_own_cases_the_sources_are_the_configs(tmp_path):
     assert [(s.format, original.resolve(s.path)) for s in original.config.sources] == [
         (s.format, Path(s.path)) for s in loaded.config.sources]
     assert CODE in loaded.config.languages and loaded.config.vocabulary.glossaries[-1].lang == CODE
+
+
+def test_without_shared_data_it_says_so_in_one_line_and_exits_2(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(seventh, "SHARED_DATA", tmp_path / "shared" / "data")
+    assert seventh.main([str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert err == f"error: {tmp_path}/shared/data: not found (the real-data configuration reads ../shared/data)\n"
+    assert not (tmp_path / "out").exists()
