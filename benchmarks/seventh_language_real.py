@@ -20,7 +20,7 @@ docs/adding-a-language.md tells a contributor, with configuration and data only:
 4. its own CasiMedicos-format cases (OUTDIR/casimedicos/{EN,XQ}/test.tsv: the language's file
    tab-separated with a fourth column, a few lines space-separated, a BOM and CRLF) as a separate
    `[[sources]]` entry with files {en, xq}, native xq, keyed by the answer as the config reads
-   CasiMedicos.
+   CasiMedicos, and `id_prefix = "xqcases"` (its ids would repeat the config's CasiMedicos ids).
 
 Every relative path of the config becomes absolute (so the copy works from OUTDIR; checked by
 loading both through schemas/config.py and comparing every resolved input), release_dir and
@@ -157,6 +157,7 @@ path = "{casimedicos}"
 licence = "{LICENCE}"
 options = {{ files = {{ en = "EN", {CODE} = "{CODE.upper()}" }}, native = "{CODE}" }}
 key_concepts = "answer"
+id_prefix = "{CODE}cases"
 '''
 
 
@@ -245,8 +246,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--work-dir", type=Path, help="the build's cache (default OUTDIR/work)")
     ap.add_argument("--no-build", action="store_true", help="write the config and its data only")
     ap.add_argument("--no-own-cases", action="store_true",
-                    help="leave out the language's own CasiMedicos-format source: a second casimedicos source beside "
-                         "the config's gives the same item ids (casimedicos-<split>-<nnn>), and the build refuses them")
+                    help="leave out the language's own CasiMedicos-format source (a second casimedicos source beside "
+                         "the config's, its ids prefixed by `id_prefix`)")
     args = ap.parse_args(argv)
     if len(args.paths) > 2:
         ap.error("expected [CONFIG] OUTDIR")

@@ -39,6 +39,7 @@ def test_the_config_loads_with_the_language_in_it(generated):
     assert [s.path for s in c.sources][-1] == str(generated.parent / "casimedicos")
     assert c.sources[-1].options == {"files": {"en": "EN", CODE: CODE.upper()}, "native": CODE}
     assert c.sources[-1].key_concepts == "answer"
+    assert c.sources[-1].id_prefix == f"{CODE}cases"  # beside the config's own CasiMedicos, whose ids it would repeat
 
 
 def test_its_case_files_read_through_the_casimedicos_reader(generated):
@@ -89,8 +90,7 @@ def test_the_tier_reading_is_the_cells_own_part():
 
 
 def test_without_its_own_cases_the_sources_are_the_configs(tmp_path):
-    """--no-own-cases: the language's names only, the config's sources as they are (a second
-    casimedicos source gives the first one's item ids: docs/adding-a-language.md)."""
+    """--no-own-cases: the language's names only, the config's sources as they are."""
     require_shared("hpo", "hp.obo")
     from schemas.config import load_config
 
