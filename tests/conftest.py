@@ -10,6 +10,7 @@ import shutil
 import tomllib
 from collections.abc import Iterator
 from pathlib import Path
+from unittest import mock
 
 import pytest
 
@@ -122,6 +123,49 @@ def sample_build(prefect_harness, tmp_path_factory):
     cache write their releases elsewhere."""
     base, result = shared_once(tmp_path_factory, "sample-build", _build_sample)
     return {"result": result, "release": Path(result["release"]), "base": base}
+
+
+def real_data_config(folder: Path) -> Path:
+    """configs/shared-real.toml as a test runs it: its data, registry and work dir (folder/work)
+    made absolute, written to folder/shared-real.toml."""
+    data = require_shared("hpo", "hp.obo").parents[1]
+    text = (ROOT / "configs" / "shared-real.toml").read_text(encoding="utf-8")
+    text = text.replace('"../../shared/data', f'"{data}').replace('registry = "languages.toml"', f'registry = "{ROOT}/configs/languages.toml"')
+    text = text.replace('work_dir = "../.mmedbench-cache"', f'work_dir = "{folder}/work"')
+    config = folder / "shared-real.toml"
+    config.write_text(text, encoding="utf-8")
+    return config
+
+
+def _build_real_vocabulary(folder: Path) -> dict:
+    import umls.configured
+    from mmedbench.cli import ground_vocabulary
+    from schemas.config import load_config
+
+    calls = []
+    real = umls.configured.build_configured_vocabulary
+
+    def recording(*args):
+        paths = real(*args)
+        calls.append({"arguments": list(args), "paths": paths})
+        return paths
+
+    with mock.patch.object(umls.configured, "build_configured_vocabulary", recording):
+        vocabulary = ground_vocabulary(load_config(real_data_config(folder)), "en")
+    assert len(calls) == 1, calls
+    return {"vocabulary": vocabulary, "ground_cli": folder / "work" / "ground-cli", **calls[0]}
+
+
+@pytest.fixture(scope="session")
+def real_vocabulary(tmp_path_factory):
+    """configs/shared-real.toml's vocabulary (../shared/data), built once per run (about 12 s)
+    by `mmedbench ground`'s own `ground_vocabulary`, with the arguments it gave the reader and
+    the paths it returned: `mmedbench ground` on a copy of `ground_cli` finds it built, and a
+    test of the build's vocabulary reads it once the build's own arguments are shown equal."""
+    require_shared("quaero")
+    require_shared("glossaries")
+    _folder, made = shared_once(tmp_path_factory, "real-vocabulary", _build_real_vocabulary)
+    return made
 
 
 def warm_env() -> dict[str, str]:
