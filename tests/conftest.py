@@ -168,6 +168,31 @@ def real_vocabulary(tmp_path_factory):
     return made
 
 
+def _build_real_russian_vocabulary(folder: Path) -> dict:
+    from schemas.config import load_config
+    from umls.configured import build_configured_vocabulary
+
+    loaded = load_config(ROOT / "configs" / "shared-real.toml")
+    v = loaded.config.vocabulary
+    arguments = {"format": v.format, "path": str(loaded.resolve(v.path)), "lat_to_lang": {"ENG": "en", "RUS": "ru"},
+                 "max_srl": v.max_srl, "preferred_en": loaded.registry["en"].preferred_sources, "roots": v.roots,
+                 "code_names": [{**c.model_dump(), "path": str(loaded.resolve(c.path))} for c in v.code_names]}
+    a = arguments
+    paths = build_configured_vocabulary(a["format"], Path(a["path"]), folder / "vocabulary", a["lat_to_lang"], a["max_srl"],
+                                        a["preferred_en"], a["roots"], a["code_names"])
+    return {"arguments": arguments, "paths": paths}
+
+
+@pytest.fixture(scope="session")
+def real_russian_vocabulary(tmp_path_factory):
+    """configs/shared-real.toml's vocabulary with English and Russian only and its code-keyed
+    lists (the Russian ICD-10), no name lists: built once per run (about 4 s) for the tests
+    of the Russian ICD-10 and of Russian grounding, with the arguments it was built with."""
+    require_shared("icd10-ru")
+    _folder, made = shared_once(tmp_path_factory, "real-russian-vocabulary", _build_real_russian_vocabulary)
+    return made
+
+
 def warm_env() -> dict[str, str]:
     """The environment a `mmedbench` subprocess needs to take the stages of `sample_build`'s
     work dir from the cache: the session's result store (the command's own default is
