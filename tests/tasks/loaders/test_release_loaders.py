@@ -5,10 +5,12 @@ the project README, run as written (the named model swapped for the tiny one).""
 from __future__ import annotations
 
 import contextlib
+import copy
 import io
 import json
 import os
 import re
+from unittest import mock
 
 # no hub, no network: set before datasets / huggingface_hub are imported anywhere in the session
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -174,15 +176,40 @@ def _python_blocks(markdown: str, section: str) -> list[str]:
     return re.findall(r"```python\n(.*?)```", body, flags=re.S)
 
 
+class _CardYamlParsedOnce:
+    """`yaml` as huggingface_hub's repocard module sees it, but a front matter it has parsed
+    before is not parsed again: `load_dataset` parses the card's YAML on every call, and MTEB
+    makes one per subset and split (253 over the sample, a quarter of the run's time, each
+    parse of the same text). The same loader (PyYAML's `safe_load`) parses each distinct
+    text once; every call gets its own deep copy of the result, as a fresh parse would give."""
+
+    def __init__(self):
+        self.parsed: dict[str, object] = {}
+        self.calls = 0
+
+    def __getattr__(self, name):
+        return getattr(yaml, name)
+
+    def safe_load(self, stream):
+        self.calls += 1
+        if not isinstance(stream, str):
+            return yaml.safe_load(stream)
+        if stream not in self.parsed:
+            self.parsed[stream] = yaml.safe_load(stream)
+        return copy.deepcopy(self.parsed[stream])
+
+
 def _run(code: str, cwd, model, namespace: dict | None = None) -> str:
     """Run a snippet as written (the named model swapped for the tiny one); its variables
     are left in `namespace`."""
+    import huggingface_hub.repocard
+
     code = re.sub(r'SentenceTransformer\("[^"]+"\)', f'SentenceTransformer("{model}", device="cpu")', code)
     out = io.StringIO()
     old = os.getcwd()
     os.chdir(cwd)
     try:
-        with contextlib.redirect_stdout(out):
+        with contextlib.redirect_stdout(out), mock.patch.object(huggingface_hub.repocard, "yaml", _CardYamlParsedOnce()):
             exec(compile(code, "<snippet>", "exec"), namespace if namespace is not None else {"__name__": "__snippet__"})
     finally:
         os.chdir(old)
