@@ -10,6 +10,7 @@ import shutil
 import tomllib
 from collections.abc import Iterator
 from pathlib import Path
+from unittest import mock
 
 import pytest
 
@@ -122,6 +123,74 @@ def sample_build(prefect_harness, tmp_path_factory):
     cache write their releases elsewhere."""
     base, result = shared_once(tmp_path_factory, "sample-build", _build_sample)
     return {"result": result, "release": Path(result["release"]), "base": base}
+
+
+def real_data_config(folder: Path) -> Path:
+    """configs/shared-real.toml as a test runs it: its data, registry and work dir (folder/work)
+    made absolute, written to folder/shared-real.toml."""
+    data = require_shared("hpo", "hp.obo").parents[1]
+    text = (ROOT / "configs" / "shared-real.toml").read_text(encoding="utf-8")
+    text = text.replace('"../../shared/data', f'"{data}').replace('registry = "languages.toml"', f'registry = "{ROOT}/configs/languages.toml"')
+    text = text.replace('work_dir = "../.mmedbench-cache"', f'work_dir = "{folder}/work"')
+    config = folder / "shared-real.toml"
+    config.write_text(text, encoding="utf-8")
+    return config
+
+
+def _build_real_vocabulary(folder: Path) -> dict:
+    import umls.configured
+    from mmedbench.cli import ground_vocabulary
+    from schemas.config import load_config
+
+    calls = []
+    real = umls.configured.build_configured_vocabulary
+
+    def recording(*args):
+        paths = real(*args)
+        calls.append({"arguments": list(args), "paths": paths})
+        return paths
+
+    with mock.patch.object(umls.configured, "build_configured_vocabulary", recording):
+        vocabulary = ground_vocabulary(load_config(real_data_config(folder)), "en")
+    assert len(calls) == 1, calls
+    return {"vocabulary": vocabulary, "ground_cli": folder / "work" / "ground-cli", **calls[0]}
+
+
+@pytest.fixture(scope="session")
+def real_vocabulary(tmp_path_factory):
+    """configs/shared-real.toml's vocabulary (../shared/data), built once per run (about 12 s)
+    by `mmedbench ground`'s own `ground_vocabulary`, with the arguments it gave the reader and
+    the paths it returned: `mmedbench ground` on a copy of `ground_cli` finds it built, and a
+    test of the build's vocabulary reads it once the build's own arguments are shown equal."""
+    require_shared("quaero")
+    require_shared("glossaries")
+    _folder, made = shared_once(tmp_path_factory, "real-vocabulary", _build_real_vocabulary)
+    return made
+
+
+def _build_real_russian_vocabulary(folder: Path) -> dict:
+    from schemas.config import load_config
+    from umls.configured import build_configured_vocabulary
+
+    loaded = load_config(ROOT / "configs" / "shared-real.toml")
+    v = loaded.config.vocabulary
+    arguments = {"format": v.format, "path": str(loaded.resolve(v.path)), "lat_to_lang": {"ENG": "en", "RUS": "ru"},
+                 "max_srl": v.max_srl, "preferred_en": loaded.registry["en"].preferred_sources, "roots": v.roots,
+                 "code_names": [{**c.model_dump(), "path": str(loaded.resolve(c.path))} for c in v.code_names]}
+    a = arguments
+    paths = build_configured_vocabulary(a["format"], Path(a["path"]), folder / "vocabulary", a["lat_to_lang"], a["max_srl"],
+                                        a["preferred_en"], a["roots"], a["code_names"])
+    return {"arguments": arguments, "paths": paths}
+
+
+@pytest.fixture(scope="session")
+def real_russian_vocabulary(tmp_path_factory):
+    """configs/shared-real.toml's vocabulary with English and Russian only and its code-keyed
+    lists (the Russian ICD-10), no name lists: built once per run (about 4 s) for the tests
+    of the Russian ICD-10 and of Russian grounding, with the arguments it was built with."""
+    require_shared("icd10-ru")
+    _folder, made = shared_once(tmp_path_factory, "real-russian-vocabulary", _build_real_russian_vocabulary)
+    return made
 
 
 def warm_env() -> dict[str, str]:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -9,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT
+from tests.conftest import ROOT, warm_env
 
 
 def _config(tmp_path: Path, **overrides) -> Path:
@@ -26,8 +27,9 @@ def _config(tmp_path: Path, **overrides) -> Path:
     return path
 
 
-def _cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "mmedbench.cli", *args], capture_output=True, text=True, timeout=600)
+def _cli(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "mmedbench.cli", *args], capture_output=True, text=True, timeout=600,
+                          env=None if env is None else {**os.environ, **env})
 
 
 def _one_error_line(proc: subprocess.CompletedProcess) -> str:
@@ -105,10 +107,12 @@ def test_unknown_language_in_a_source(tmp_path, build_in_process):
 
 
 @pytest.mark.slow
-def test_translation_memory_miss_leaves_a_cell_empty(tmp_path, build_in_process):
-    """Without the Russian term memory no cd/ru query can be made: the build says so."""
+def test_translation_memory_miss_leaves_a_cell_empty(tmp_path, build_in_process, sample_build):
+    """Without the Russian term memory no cd/ru query can be made: the build says so. The
+    stages the memory does not feed (vocabulary, sources, grounding) come from the session's
+    warm work dir."""
     cfg = _config(tmp_path, **{f'  "{ROOT}/sources/sample/tm_terms.jsonl",\n': ""})
-    result = build_in_process(str(cfg))
+    result = build_in_process(str(cfg), work_dir=str(sample_build["base"] / "work"))
     assert "cell cd/ru is empty" in str(result) and "translation-memory miss" in str(result)
     assert not (tmp_path / "releases").exists() or [p for p in (tmp_path / "releases").iterdir()] == []
 
@@ -129,9 +133,11 @@ def test_dask_runner_needs_an_address(tmp_path):
     ("tm_xqa.jsonl", 2, b"\xc3("),  # a translation memory: a UTF-8 lead byte without its continuation
     ("evidence_background.jsonl", 4, b"\xfe"),  # a background file
 ])
-def test_an_undecodable_byte_in_any_jsonl_input_is_one_line(tmp_path, name, line_no, bad_byte):
+def test_an_undecodable_byte_in_any_jsonl_input_is_one_line(tmp_path, sample_build, name, line_no, bad_byte):
     """Issue #13's first probe, through the CLI, for each kind of JSON-lines input the same
-    reader serves: one line naming file, line and column; exit 2; nothing written."""
+    reader serves: one line naming file, line and column; exit 2; nothing written. The build
+    uses the session's warm work dir (`warm_env`): the translation memory is read beside
+    grounding, which the command waits for before it exits, from the cache here."""
     lines = (ROOT / "sources" / "sample" / name).read_bytes().splitlines(keepends=True)
     at = lines[line_no - 1].index(b'": "') + 4
     column = len(lines[line_no - 1][:at].decode("utf-8")) + 1
@@ -139,7 +145,7 @@ def test_an_undecodable_byte_in_any_jsonl_input_is_one_line(tmp_path, name, line
     bad = tmp_path / name
     bad.write_bytes(b"".join(lines))
     cfg = _config(tmp_path, **{f'"{ROOT}/sources/sample/{name}"': f'"{bad}"'})
-    line = _one_error_line(_cli("build", "--config", str(cfg)))
+    line = _one_error_line(_cli("build", "--config", str(cfg), "--work-dir", str(sample_build["base"] / "work"), env=warm_env()))
     assert line == f"error: {bad}:{line_no}: expected UTF-8 text, found byte 0x{bad_byte[0]:02x} at column {column}"
     assert not (tmp_path / "releases").exists() or list((tmp_path / "releases").iterdir()) == []
 

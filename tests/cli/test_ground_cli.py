@@ -4,13 +4,14 @@ from a table beside the others (here German, written by the test)."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
 from mmedbench.cli import app
-from tests.conftest import ROOT, require_shared
+from tests.conftest import ROOT, real_data_config
 from tests.umls.test_obo_vocabulary import BABELON_DE, write_data
 
 
@@ -76,15 +77,15 @@ def test_ground_a_missing_vocabulary_folder_is_one_line(tmp_path):
 
 @pytest.mark.shared
 @pytest.mark.slow
-def test_ground_with_the_real_data_config_in_every_language(tmp_path):
+def test_ground_with_the_real_data_config_in_every_language(real_vocabulary, tmp_path):
     """configs/shared-real.toml (an obo vocabulary) grounds in all six languages (Russian has no
-    HPO table: its names come from the ICD-10 list and the name lists)."""
-    data = require_shared("hpo", "hp.obo").parents[1]
-    text = (ROOT / "configs" / "shared-real.toml").read_text(encoding="utf-8")
-    text = text.replace('"../../shared/data', f'"{data}').replace('registry = "languages.toml"', f'registry = "{ROOT}/configs/languages.toml"')
-    text = text.replace('work_dir = "../.mmedbench-cache"', f'work_dir = "{tmp_path}/work"')
-    config = tmp_path / "shared-real.toml"
-    config.write_text(text, encoding="utf-8")
+    HPO table: its names come from the ICD-10 list and the name lists). The vocabulary is the
+    run's shared one, which `ground_vocabulary` built for this config: the command finds it
+    (and builds no other) in its work dir."""
+    config = real_data_config(tmp_path)
+    shutil.copytree(real_vocabulary["ground_cli"], tmp_path / "work" / "ground-cli")
+    built = sorted(p.name for p in (tmp_path / "work" / "ground-cli").iterdir())
+    assert built == [Path(real_vocabulary["vocabulary"]).name]
     texts = {"en": "Chronic hypertension.", "zh": "患者有高血压。", "ja": "患者は高血圧である。",
              "fr": "Une hypertension artérielle.", "es": "Tiene hipertensión arterial.", "ru": "Артериальная гипертензия."}
     for lang, sentence in texts.items():
@@ -92,6 +93,7 @@ def test_ground_with_the_real_data_config_in_every_language(tmp_path):
         assert code == 0, (lang, out)
         cuis = [m["cui"] for m in json.loads(out)["mentions"]]
         assert "C0020538" in cuis, (lang, cuis)  # hypertension (Russian: from the name lists now)
+    assert sorted(p.name for p in (tmp_path / "work" / "ground-cli").iterdir()) == built
 
 
 def test_a_second_cache_root_in_one_process_finds_its_stopwords(tmp_path, monkeypatch):

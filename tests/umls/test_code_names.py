@@ -19,7 +19,7 @@ import pytest
 
 from common.errors import InputError
 from schemas.config import load_config
-from tests.conftest import ROOT, require_shared
+from tests.conftest import ROOT
 from tests.umls.test_obo_vocabulary import PREFERRED_EN, write_data
 from umls.code_names import add_code_names, normalize_code, own_code
 from umls.configured import build_configured_vocabulary
@@ -193,13 +193,15 @@ def test_two_lists_may_not_share_a_sab(tmp_path):
 
 
 @pytest.mark.shared
-def test_real_russian_icd10_through_do(tmp_path):
-    require_shared("icd10-ru")
+def test_real_russian_icd10_through_do(real_russian_vocabulary):
     loaded = load_config(ROOT / "configs" / "shared-real.toml")
     v = loaded.config.vocabulary
     code_names = [{**c.model_dump(), "path": str(loaded.resolve(c.path))} for c in v.code_names]
-    paths = build_configured_vocabulary(v.format, loaded.resolve(v.path), tmp_path / "out", {"ENG": "en", "RUS": "ru"},
-                                        v.max_srl, PREFERRED_EN, v.roots, code_names)
+    # the run's shared build (English and Russian, the configured code-keyed lists)
+    assert real_russian_vocabulary["arguments"] == {
+        "format": v.format, "path": str(loaded.resolve(v.path)), "lat_to_lang": {"ENG": "en", "RUS": "ru"}, "max_srl": v.max_srl,
+        "preferred_en": PREFERRED_EN, "roots": v.roots, "code_names": json.loads(json.dumps(code_names))}
+    paths = real_russian_vocabulary["paths"]
     report = json.loads(Path(paths["code_names_report"]).read_text(encoding="utf-8"))["ICD10RU"]
     # every row of the file is read, and those not flagged active are dropped as inactive (the
     # file read here with the standard library, by the configured columns)

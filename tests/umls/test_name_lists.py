@@ -17,7 +17,7 @@ import pytest
 
 from common.errors import InputError
 from schemas.config import load_config
-from tests.conftest import ROOT, require_shared
+from tests.conftest import ROOT
 from umls import derive_sample as ds
 from umls.name_lists import add_name_lists, best_form, lemmatizer, list_files, mention_key, written_form
 from umls.name_readers import (NameRow, PairRow, read_biosyn, read_brat, read_delimited, read_glossary, read_utx,
@@ -341,16 +341,18 @@ def test_a_sab_the_licence_table_does_not_know_is_unknown_outside_umls():
 
 @pytest.mark.shared
 @pytest.mark.slow
-def test_real_lists_of_shared_real(tmp_path):
-    require_shared("quaero")
-    require_shared("glossaries")
+def test_real_lists_of_shared_real(real_vocabulary):
     from schemas.parameters import VocabularyParameters
-    from umls.configured import build_configured_vocabulary
 
     loaded = load_config(ROOT / "configs" / "shared-real.toml")
     p = VocabularyParameters.derive(loaded, None)
-    paths = build_configured_vocabulary(p.format, Path(p.rrf_dir), tmp_path, p.lat_to_lang, p.max_srl, p.preferred_en, p.roots,
-                                        list(p.code_names), list(p.name_lists), list(p.glossaries), dict(p.morphology))
+    # the build reads the run's shared vocabulary (built by `mmedbench ground`) with the very same
+    # arguments, its output folder aside
+    build = [p.format, Path(p.rrf_dir), p.lat_to_lang, p.max_srl, p.preferred_en, p.roots, list(p.code_names),
+             list(p.name_lists), list(p.glossaries), dict(p.morphology)]
+    shared = real_vocabulary["arguments"]
+    assert shared[:2] + shared[3:] == json.loads(json.dumps(build, default=str))
+    paths = real_vocabulary["paths"]
     report = json.loads(Path(paths["name_lists_report"]).read_text(encoding="utf-8"))
     assert {sab: (r["rows_read"], r["names_added"]) for sab, r in report.items()} == REAL_COUNTS
     for r in report.values():

@@ -12,8 +12,34 @@ import pytest
 from tasks.audit.checks import _short
 from tasks.audit.stage import audit_release
 from tasks.release.stage import release_entries
+from tests.card_figures import card_figures_drawn_once
 
 pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module", autouse=True)
+def figures_drawn_once():
+    """Each re-signing and each audit writes the card again: its pictures are drawn once per
+    distinct data (tests/card_figures.py)."""
+    with card_figures_drawn_once() as drawn:
+        yield drawn
+
+
+def test_a_picture_drawn_once_is_the_picture_drawn_afresh(figures_drawn_once, tmp_path):
+    """The same data twice is one drawing, written as the bytes matplotlib draws for it;
+    other data is drawn afresh (a tampered release's pictures are never another's)."""
+    import tasks.release.card as card
+    from tasks.release import figures
+
+    cells = {"cd/en": {"queries": 3, "documents": 9, "provenance": {"native": 3}}}
+    other = {"cd/en": {"queries": 3, "documents": 9, "provenance": {"native": 2, "machine-translated": 1}}}
+    before = len(figures_drawn_once)
+    for data, name in ((cells, "a"), (cells, "b"), (other, "c")):
+        card.provenance_figure(data, tmp_path / f"{name}.png")
+        figures.provenance_figure(data, tmp_path / f"real-{name}.png")
+    assert len(figures_drawn_once) == before + 2
+    png = {p.stem: p.read_bytes() for p in tmp_path.glob("*.png")}
+    assert png["a"] == png["b"] == png["real-a"] == png["real-b"] and png["c"] == png["real-c"] != png["a"]
 
 
 def _rows(path: Path) -> list[dict]:

@@ -14,9 +14,17 @@ import pytest
 
 from tasks.audit.checks import card_links, file_kind
 from tasks.audit.stage import audit_release
+from tests.card_figures import card_figures_drawn_once
 from tests.tasks.audit.test_audit_failures import _cli_audit, _failures, _manifest, _resign
 
 pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module", autouse=True)
+def figures_drawn_once():
+    """Each audit writes the card again: its pictures drawn once per distinct data (tests/card_figures.py)."""
+    with card_figures_drawn_once() as drawn:
+        yield drawn
 
 
 def _resign_only(release: Path) -> None:

@@ -12,7 +12,7 @@ import pytest
 from schemas.config import load_registry
 from tasks.grounding.matchers import Term, TermMatcher, TermRules, lemma
 from tasks.grounding.params import LANGUAGE_DEFAULTS, GroundingParams, params_for
-from tests.conftest import ROOT, SHARED, require_shared
+from tests.conftest import ROOT, SHARED
 
 REGISTRY = load_registry(ROOT / "configs" / "languages.toml")
 HELDOUT = ROOT / "benchmarks" / "data" / "ru_grounding_heldout.jsonl"
@@ -68,21 +68,22 @@ def test_heldout_mentions_are_well_formed_and_authored_here():
 
 
 @pytest.mark.shared
-def test_heldout_mentions_ground_to_their_gold_cui_with_the_real_config(tmp_path):
+def test_heldout_mentions_ground_to_their_gold_cui_with_the_real_config(real_russian_vocabulary, tmp_path):
     """What benchmarks/ru_grounding_eval.py prints for the config as it stands (94/98), and every
     gold CUI is a concept of the vocabulary the config builds."""
-    require_shared("icd10-ru")
     import pyarrow.parquet as pq
 
     from schemas.config import load_config
     from tasks.grounding.grounder import Grounder
-    from umls.configured import build_configured_vocabulary
 
     loaded = load_config(ROOT / "configs" / "shared-real.toml")
     v = loaded.config.vocabulary
     code_names = [{**c.model_dump(), "path": str(loaded.resolve(c.path))} for c in v.code_names]
-    paths = build_configured_vocabulary(v.format, loaded.resolve(v.path), tmp_path / "vocab", {"ENG": "en", "RUS": "ru"},
-                                        v.max_srl, loaded.registry["en"].preferred_sources, v.roots, code_names)
+    # the run's shared build: the config's vocabulary, English and Russian, its code-keyed lists
+    assert real_russian_vocabulary["arguments"] == {
+        "format": v.format, "path": str(loaded.resolve(v.path)), "lat_to_lang": {"ENG": "en", "RUS": "ru"}, "max_srl": v.max_srl,
+        "preferred_en": loaded.registry["en"].preferred_sources, "roots": v.roots, "code_names": json.loads(json.dumps(code_names))}
+    paths = real_russian_vocabulary["paths"]
     concepts = set(pq.read_table(paths["concepts"], columns=["cui"])["cui"].to_pylist())
     items = [json.loads(line) for line in HELDOUT.read_text(encoding="utf-8").splitlines()]
     assert all(m["cui"] in concepts for i in items for m in i["mentions"])

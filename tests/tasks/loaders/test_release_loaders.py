@@ -5,6 +5,7 @@ the project README, run as written (the named model swapped for the tiny one).""
 from __future__ import annotations
 
 import contextlib
+import copy
 import io
 import json
 import os
@@ -24,15 +25,39 @@ pytestmark = pytest.mark.slow
 LANGS = ["en", "zh", "ja", "fr", "ru", "es"]
 
 
+class _CardYamlParsedOnce:
+    """`yaml` as huggingface_hub's repocard module sees it, but a front matter it has parsed
+    before is not parsed again: `load_dataset` parses the card's YAML on every call, and MTEB
+    makes one per subset and split (253 over the sample, a quarter of the MTEB run's time,
+    each parse of the same text). The same loader (PyYAML's `safe_load`) parses each distinct
+    text once; every call gets its own deep copy of the result, as a fresh parse would give."""
+
+    def __init__(self):
+        self.parsed: dict[str, object] = {}
+
+    def __getattr__(self, name):
+        return getattr(yaml, name)
+
+    def safe_load(self, stream):
+        if not isinstance(stream, str):
+            return yaml.safe_load(stream)
+        if stream not in self.parsed:
+            self.parsed[stream] = yaml.safe_load(stream)
+        return copy.deepcopy(self.parsed[stream])
+
+
 @pytest.fixture(autouse=True)
 def offline_datasets(tmp_path, monkeypatch):
-    """datasets' Arrow cache in the test's folder (not ~/.cache), offline whatever was imported first."""
+    """datasets' Arrow cache in the test's folder (not ~/.cache), offline whatever was imported
+    first; the card's front matter parsed once per text (`_CardYamlParsedOnce`)."""
     import datasets
     import huggingface_hub.constants
+    import huggingface_hub.repocard
 
     monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", tmp_path / "hf-datasets")
     monkeypatch.setattr(datasets.config, "HF_HUB_OFFLINE", True)
     monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)
+    monkeypatch.setattr(huggingface_hub.repocard, "yaml", _CardYamlParsedOnce())
     datasets.disable_progress_bars()
 
 
