@@ -124,7 +124,13 @@ def test_a_different_build_of_the_same_version_is_a_conflict(raced, tmp_path):
     codes = sorted(rc for rc, _, _ in results)
     assert codes == [0, 3], results
     loser = next(err for rc, _, err in results if rc == 3)
-    assert "another run published a different release with this version" in loser
+    # the sample's build is cached and may publish before the other run has started: the loser
+    # then refuses up front instead of at publishing; a conflict either way, never two releases
+    release = tmp_path / "releases" / "0.9.0"
+    assert loser.splitlines()[-1] in (
+        f"error: {release}: another run published a different release with this version while this one was building; "
+        "nothing was overwritten (use --version)",
+        f"error: {release}: a different release with this version exists; releases are never overwritten (use --version)"), loser
     assert sorted(p.name for p in (tmp_path / "releases").iterdir()) == ["0.9.0"]
 
 
