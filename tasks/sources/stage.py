@@ -35,7 +35,7 @@ def load_sources(sources: list[dict], background: list[dict], languages: list[st
     """
     out_dir = Path(out_dir)
     items: dict[str, dict] = {}
-    where: dict[str, str] = {}
+    where: dict[str, tuple[str, int]] = {}  # item id -> (file it came from, its source's index)
     corpus: dict[str, dict[str, tuple[str, str, str]]] = {"xqa": {}, "evidence": {}}
 
     def add_passage(task: str, pid: str, title: str, text: str, origin: str) -> None:
@@ -54,15 +54,16 @@ def load_sources(sources: list[dict], background: list[dict], languages: list[st
             return got.items
         return ADAPTERS[src["format"]](path, set(languages), **options)
 
-    for src in sources:
+    for k, src in enumerate(sources):
         path = Path(src["path"])
         prefix = f"{src['id_prefix']}-" if src.get("id_prefix") else ""
         for n, item in enumerate(read(src, prefix), start=1):
             item_id = prefix + item.id
             if item_id in items:
-                raise InputError(path, f"duplicate item id {item_id!r} (first in {where[item_id]}; two sources of one "
-                                       f"format need an `id_prefix` each but one)", field="id")
-            where[item_id] = f"{path.name}"
+                first, first_src = where[item_id]
+                hint = "; two sources of one format need an `id_prefix` each but one" if first_src != k else ""
+                raise InputError(path, f"duplicate item id {item_id!r} (first in {first}{hint})", field="id")
+            where[item_id] = (path.name, k)
             items[item_id] = {
                 "id": item_id, "task": item.task, "lang": item.lang, "text": item.text,
                 # None for a non-English source with no English text: it stays in its language

@@ -470,3 +470,15 @@ def test_an_id_prefix_is_lowercase_letters_and_digits():
     for bad in ("More", "more-cases", ""):
         with pytest.raises(pydantic.ValidationError):
             SourceConfig.model_validate({"format": "casimedicos", "path": "x", "id_prefix": bad})
+
+
+def test_an_id_repeated_within_one_source_names_no_id_prefix(tmp_path):
+    """The id_prefix hint is for two sources; one file repeating an id is that file's error."""
+    from tasks.sources.stage import load_sources
+
+    line = (Path(__file__).parents[3] / "sources" / "sample" / "xqa.jsonl").read_text(encoding="utf-8").splitlines()[0]
+    (tmp_path / "x.jsonl").write_text(f"{line}\n{line}\n", encoding="utf-8")
+    (tmp_path / "out").mkdir()
+    with pytest.raises(InputError) as err:
+        load_sources([{"format": "sample-jsonl", "path": str(tmp_path / "x.jsonl"), "options": {}}], [], sorted(ALL), 10, tmp_path / "out")
+    assert str(err.value) == f"{tmp_path / 'x.jsonl'}: field 'id': duplicate item id 'xqa-en-001' (first in x.jsonl)"
