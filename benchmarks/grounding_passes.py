@@ -14,6 +14,10 @@ Two protocols (the pure scoring functions below; tests/benchmarks/test_grounding
               counts for precision, also on a mention whose concept the vocabulary lacks (an
               option linked there would be a wrong gold passage); recall is over the mentions
               whose concept has a name in English or the language (what the dense space holds).
+              "P, as answers": the same over the links to a concept a build may make an exam
+              answer's gold passage (a key group, a definition); a link to another concept drops
+              its item instead. Beside it, the string links by where the linked name came from:
+              a terminology, only a gold corpus's annotated mentions, or no exact name (fuzzy).
     spans     running text (Mantra, NCBI-disease: the sets that ship their text): string = the
               string grounder's mentions at min_score; dense = the dense pass over every span
               of up to three tokens (span gates); both = string, then dense on spans no string
@@ -155,6 +159,12 @@ def tally(outcomes: Iterable[tuple]) -> Tally:
     return t
 
 
+def as_answers(predicted: list[str | None], answerable: frozenset[str]) -> list[str | None]:
+    """Pure: the links a build would keep as answers; a link to any other concept is no link
+    (its item is dropped, not given a wrong gold passage)."""
+    return [p if p in answerable else None for p in predicted]
+
+
 def both(string: list[str | None], dense: list[str | None]) -> list[str | None]:
     return [s if s is not None else d for s, d in zip(string, dense)]
 
@@ -194,6 +204,45 @@ def bootstrap(outcomes: list[tuple], metric: str, n: int = 1000, seed: int = 0) 
         vals.append(t.prf()[0 if metric == "p" else 1])
     vals.sort()
     return vals[int(0.025 * n)], vals[int(0.975 * n) - 1]
+
+
+ORIGINS = ("terminology", "mentions", "no exact name")  # where a linked name came from
+
+
+def name_origin(text: str, cui: str, kinds: dict[tuple[str, str], set[str]], fold) -> str:
+    """Pure: where the name that links `text` to `cui` came from: "terminology" (an
+    ontology's or thesaurus's own name, a translation table, a glossary), "mentions" (only a
+    gold corpus's annotated mentions, `text = "mentions"` name lists), or "no exact name"
+    (the link is fuzzy: the concept has no name spelled as the text, after `fold`).
+    `kinds`: (CUI, folded name) -> the kinds of the sources that give the concept that name."""
+    found = kinds.get((cui, fold(text)), set())
+    if "terminology" in found:
+        return "terminology"
+    return "mentions" if found else "no exact name"
+
+
+def origin_outcomes(items: list[WholeItem], predicted: list[str | None], kinds: dict[tuple[str, str], set[str]],
+                    fold) -> dict[str, tuple[int, int]]:
+    """Pure: (right, linked) per name origin, over the links made on in-vocabulary mentions
+    (precision's denominator)."""
+    out = {o: (0, 0) for o in ORIGINS}
+    for it, p in zip(items, predicted):
+        if p is None or not it.in_vocab:
+            continue
+        o = name_origin(it.text, p, kinds, fold)
+        r, n = out[o]
+        out[o] = (r + int(p in it.gold), n + 1)
+    return out
+
+
+def name_kinds(rows: Iterable[tuple[str, str, str]], mention_sabs: set[str], fold) -> dict[tuple[str, str], set[str]]:
+    """Pure: (CUI, folded name) -> {"terminology", "mentions"} from vocabulary atoms (cui, str,
+    sab); `fold` folds names and texts alike (one fold for every language: a name may serve
+    a text of another language, as an English name serves every grounder)."""
+    kinds: dict[tuple[str, str], set[str]] = {}
+    for cui, text, sab in rows:
+        kinds.setdefault((cui, fold(text)), set()).add("mentions" if sab in mention_sabs else "terminology")
+    return kinds
 
 
 def calibrate_option(dev: dict[str, tuple[list[WholeItem], list[str | None], list[Link | None]]],
@@ -362,10 +411,43 @@ def run_passes(config: Path, data: Path, calibrate: bool, write: bool) -> int:
 
     with open(work / "grounding-passes.pkl", "wb") as fh:  # counts and links, for --rerender (never committed)
         pickle.dump((whole, spans), fh)
-    return finish(whole, spans, gates, config, calibrate, write, time.time() - t0)
+    return finish(whole, spans, gates, config, calibrate, write, time.time() - t0, vocabulary_facts(loaded))
 
 
-def finish(whole, spans, gates, config, calibrate: bool, write: bool, wall: float) -> int:
+@dataclass(frozen=True)
+class VocabularyFacts:
+    """What the tables need of the vocabulary beyond the links: where each name came from
+    (`name_kinds`) and which concepts an option may name as its answer."""
+    kinds: dict[tuple[str, str], set[str]]
+    answerable: frozenset[str]  # key group and a definition (tasks/grounding/stage.py answer_concepts)
+
+
+def answerable_concepts(rows: Iterable[tuple[str, str, str | None]], key_groups: set[str]) -> frozenset[str]:
+    """Pure: the concepts a build may make an exam answer's gold passage, from (cui, group,
+    definition): a key group and a definition. An option linked to any other concept drops its
+    item ("no definition", "not a key concept"); it never becomes a wrong gold passage."""
+    return frozenset(c for c, g, d in rows if g in key_groups and d and d.strip())
+
+
+def vocabulary_facts(loaded) -> VocabularyFacts:
+    """`VocabularyFacts` of the config's grounding vocabulary (the `ground` command's, cached)."""
+    import pyarrow.parquet as pq
+
+    from mmedbench.cli import ground_vocabulary
+    from tasks.grounding.normalize import fold_term
+
+    vdir = ground_vocabulary(loaded, "en")
+    t = pq.read_table(vdir / "atoms.parquet", columns=["cui", "str", "sab"])
+    mention_sabs = {b.sab for b in loaded.config.vocabulary.name_lists if b.text == "mentions"}
+    c = pq.read_table(vdir / "concepts.parquet", columns=["cui", "group", "definition"])
+    return VocabularyFacts(
+        name_kinds(zip(t["cui"].to_pylist(), t["str"].to_pylist(), t["sab"].to_pylist()), mention_sabs, fold_term),
+        answerable_concepts(zip(c["cui"].to_pylist(), c["group"].to_pylist(), c["definition"].to_pylist()),
+                            set(loaded.config.grounding.key_groups)))
+
+
+def finish(whole, spans, gates, config, calibrate: bool, write: bool, wall: float,
+           facts: VocabularyFacts | None = None) -> int:
     from benchmarks.grounding_eval import write_block
 
     if calibrate:
@@ -375,20 +457,23 @@ def finish(whole, spans, gates, config, calibrate: bool, write: bool, wall: floa
                                   for d, string, _all, free, vocab in rows])
         gates = {"span_threshold": st, "span_margin": sm, "option_threshold": ot, "option_margin": om}
         print(f"calibrated on dev: {gates}", flush=True)
-    text = render_passes(whole, spans, gates, config, wall)
+    text = render_passes(whole, spans, gates, config, wall, facts)
     print(text)
     if write:
         write_block(text, PASSES_BEGIN, PASSES_END)
     return 0
 
 
-def render_passes(whole, spans, gates: dict[str, float], config: Path, wall: float) -> str:
+def render_passes(whole, spans, gates: dict[str, float], config: Path, wall: float,
+                  facts: VocabularyFacts | None = None) -> str:
     lines = [f"Gates ({Path(config).name}, [grounding]): span threshold {gates['span_threshold']:.2f}, margin "
              f"{gates['span_margin']:.2f}; option threshold {gates['option_threshold']:.2f}, margin {gates['option_margin']:.2f}."
-             + (f" Whole run {wall / 60:.1f} min on this machine." if wall else ""), "",
-             "**Whole mentions** (read as an exam option is; distinct mentions; P's interval: 95% bootstrap):", "",
-             "| set | lang | split | mentions | in vocab | pass | linked | P | P 95% | P, all mentions | R | F1 |",
-             "|---|---|---|---:|---:|---|---:|---:|---|---:|---:|---:|"]
+             + (f" Whole run {wall / 60:.1f} min on this machine." if wall else " Drawn from the last run's saved links (`--rerender`)."), "",
+             "**Whole mentions** (read as an exam option is; distinct mentions; P's interval: 95% bootstrap; "
+             "\"P, as answers\": precision of the links to a concept a build may make an answer's gold passage, "
+             "a key group with a definition, with its interval):", "",
+             "| set | lang | split | mentions | in vocab | pass | linked | P | P 95% | P, all mentions | R | F1 | P, as answers | 95% |",
+             "|---|---|---|---:|---:|---|---:|---:|---|---:|---:|---:|---:|---|"]
     for key, (items, string, links) in sorted(whole.items(), key=lambda kv: (kv[0][1], kv[0][0], kv[0][2])):
         dense = [gate(l, gates["option_threshold"], gates["option_margin"]) for l in links]
         for name, pred in (("string", string), ("dense", dense), ("both", both(string, dense))):
@@ -396,8 +481,15 @@ def render_passes(whole, spans, gates: dict[str, float], config: Path, wall: flo
             t = tally(outs)
             p, r, f = t.prf()
             lo, hi = bootstrap(outs, "p")
+            answers = "| – | – |"
+            if facts is not None:
+                outs = whole_outcomes(items, as_answers(pred, facts.answerable))
+                alo, ahi = bootstrap(outs, "p")
+                answers = f"| {tally(outs).prf()[0]:.3f} | {alo:.3f}-{ahi:.3f} |"
             lines.append(f"| {key[0]} | {key[1]} | {key[2]} | {len(items):,} | {t.gold:,} | {name} | {t.predicted:,} | "
-                         f"{p:.3f} | {lo:.3f}-{hi:.3f} | {t.strict_precision():.3f} | {r:.3f} | {f:.3f} |")
+                         f"{p:.3f} | {lo:.3f}-{hi:.3f} | {t.strict_precision():.3f} | {r:.3f} | {f:.3f} " + answers)
+    if facts is not None:
+        lines += render_origins(whole, facts.kinds)
     lines += ["", "**Spans in running text** (overlap with a gold mention of the predicted CUI):", "",
               "| set | lang | split | documents | gold in vocab | pass | predicted | P | R | F1 |", "|---|---|---|---:|---:|---|---:|---:|---:|---:|"]
     for key, rows in sorted(spans.items(), key=lambda kv: (kv[0][1], kv[0][0], kv[0][2])):
@@ -415,6 +507,22 @@ def render_passes(whole, spans, gates: dict[str, float], config: Path, wall: flo
     return "\n".join(lines)
 
 
+def render_origins(whole, kinds: dict[tuple[str, str], set[str]]) -> list[str]:
+    """The string pass's whole-mention links by where the linked name came from (`name_origin`):
+    right / linked on in-vocabulary mentions, and that precision."""
+    from tasks.grounding.normalize import fold_term
+
+    lines = ["", "**Whole mentions, string pass, by where the linked name came from** (right / linked where a right "
+             "answer exists, P): a terminology's own name, only a gold corpus's annotated mentions (`text = \"mentions\"` "
+             "name lists, their training splits), or no name spelled as the mention (a fuzzy match):", "",
+             "| set | lang | split | " + " | ".join(ORIGINS) + " |", "|---|---|---|" + "---:|" * len(ORIGINS)]
+    for key, (items, string, _links) in sorted(whole.items(), key=lambda kv: (kv[0][1], kv[0][0], kv[0][2])):
+        by = origin_outcomes(items, string, kinds, fold_term)
+        cells = [f"{r}/{n} ({r / n:.2f})" if n else "0/0" for r, n in (by[o] for o in ORIGINS)]
+        lines.append(f"| {key[0]} | {key[1]} | {key[2]} | " + " | ".join(cells) + " |")
+    return lines
+
+
 def rerender(config: Path, calibrate: bool, write: bool) -> int:
     """The tables again from the last run's saved links (a new calibration or new gates)."""
     import pickle
@@ -425,4 +533,5 @@ def rerender(config: Path, calibrate: bool, write: bool) -> int:
     loaded = load_config(config)
     with open(loaded.resolve(loaded.config.work_dir) / "grounding-passes.pkl", "rb") as fh:
         whole, spans = pickle.load(fh)
-    return finish(whole, spans, dense_gates(loaded.config.grounding), config, calibrate, write, 0.0)
+    return finish(whole, spans, dense_gates(loaded.config.grounding), config, calibrate, write, 0.0,
+                  vocabulary_facts(loaded))

@@ -69,3 +69,50 @@ def test_readers_take_mention_text_and_cuis(tmp_path):
     (n / "bionnel_ru_dev.tsv").write_text("document_id\ttext\tentity_type\tspans\tUMLS_CUI\n"
                                           "1_ru\tастмой\tDISO\t1-6\tC0004096\n2_ru\tх\tDISO\t1-2\tCUILESS\n", encoding="utf-8")
     assert gp.read_nerel(tmp_path / "nerel", "dev") == [("астмой", frozenset({"C0004096"}))]
+
+
+def test_a_linked_name_comes_from_a_terminology_before_a_gold_corpus_and_else_is_fuzzy():
+    from tasks.grounding.normalize import fold_term
+
+    kinds = gp.name_kinds([("C1", "Tumor", "NERELBIOEN"), ("C1", "tumor", "HPO"), ("C2", "tumour", "NERELBIOEN"),
+                           ("C3", "Côlon", "DO")], {"NERELBIOEN", "QUAERO"}, fold_term)
+    assert kinds == {("C1", "tumor"): {"mentions", "terminology"}, ("C2", "tumour"): {"mentions"},
+                     ("C3", "colon"): {"terminology"}}
+    assert gp.name_origin("TUMOR", "C1", kinds, fold_term) == "terminology"  # both give it: the terminology's
+    assert gp.name_origin("tumour", "C2", kinds, fold_term) == "mentions"
+    assert gp.name_origin("colon", "C3", kinds, fold_term) == "terminology"  # folded alike: accents, case
+    assert gp.name_origin("tumour", "C1", kinds, fold_term) == "no exact name"  # C1 has no such name
+    items = [gp.WholeItem("en", "tumor", frozenset({"C1"}), True), gp.WholeItem("en", "tumour", frozenset({"C9"}), True),
+             gp.WholeItem("en", "tumour", frozenset({"C2"}), False), gp.WholeItem("en", "colon", frozenset({"C3"}), True),
+             gp.WholeItem("en", "colon", frozenset({"C4"}), True)]
+    # the third is not counted (no right answer exists), nor the unlinked fifth
+    assert gp.origin_outcomes(items, ["C1", "C2", "C2", "C3", None], kinds, fold_term) == {
+        "terminology": (2, 2), "mentions": (0, 1), "no exact name": (0, 0)}
+
+
+def test_only_a_key_group_concept_with_a_definition_can_be_an_answer():
+    rows = [("C1", "DISO", "A disease."), ("C2", "DISO", "  "), ("C3", "DISO", None), ("C4", "GEOG", "A place."),
+            ("C5", "CHEM", "A drug.")]
+    ok = gp.answerable_concepts(rows, {"DISO", "CHEM"})
+    assert ok == frozenset({"C1", "C5"})
+    assert gp.as_answers(["C1", "C2", None, "C4", "C5"], ok) == ["C1", None, None, None, "C5"]
+    items = [gp.WholeItem("en", str(i), frozenset({g}), True) for i, g in enumerate(["C1", "C1", "C9", "C5"])]
+    # linked: C1 right, C2 wrong (no definition: dropped, not a wrong passage), C9 wrong... as answers only C1, C5 count
+    t = gp.tally(gp.whole_outcomes(items, gp.as_answers(["C1", "C2", "C5", "C5"], ok)))
+    assert (t.right, t.predicted_in) == (2, 3)
+
+
+def test_the_table_adds_the_answer_precision_and_the_origins_when_given_the_vocabulary():
+    from tasks.grounding.normalize import fold_term
+
+    items = [gp.WholeItem("en", "a", frozenset({"C1"}), True), gp.WholeItem("en", "b", frozenset({"C2"}), True)]
+    whole = {("Set", "en", "test"): (items, ["C1", "C3"], [None, None])}
+    gates = {"span_threshold": 0.9, "span_margin": 0.1, "option_threshold": 0.9, "option_margin": 0.1}
+    facts = gp.VocabularyFacts(gp.name_kinds([("C1", "a", "HPO"), ("C3", "b", "QUAERO")], {"QUAERO"}, fold_term),
+                               frozenset({"C1"}))
+    text = gp.render_passes(whole, {}, gates, gp.Path("x.toml"), 0.0, facts)
+    rows = [l for l in text.splitlines() if l.startswith("| Set |")]
+    assert rows[0].endswith("| string | 2 | 0.500 | 0.000-1.000 | 0.500 | 0.500 | 0.500 | 1.000 | 0.000-1.000 |")  # a resample of only the unlinked item: 0
+    assert rows[3] == "| Set | en | test | 1/1 (1.00) | 0/1 (0.00) | 0/0 |"
+    bare = gp.render_passes(whole, {}, gates, gp.Path("x.toml"), 0.0)
+    assert "| string | 2 | 0.500 | 0.000-1.000 | 0.500 | 0.500 | 0.500 | – | – |" in bare and "by where" not in bare
