@@ -118,13 +118,17 @@ def test_rrf_reader_fuzz(work, data, name):
 
 from umls.derive_sample import read_babelon  # noqa: E402
 from umls.obo import read_obo  # noqa: E402
-from umls.obo_vocabulary import read_do_tsv  # noqa: E402
+from umls.obo_vocabulary import read_do_tsv, read_synonyms  # noqa: E402
 from tests.umls.test_obo import DOC as OBO_DOC  # noqa: E402
 
 BABELON = ("subject_id\tsource_language\ttranslation_language\tpredicate_id\tsource_value\ttranslation_status\ttranslation_value\n"
            "HP:0000001\ten\tfr\trdfs:label\tAll\tOFFICIAL\tTous\n"
            "HP:0001945\ten\tfr\trdfs:label\tFever\tOFFICIAL\tFièvre\n"
            "HP:0001945\ten\tfr\tIAO:0000115\tElevated temperature\tCANDIDATE\tTempérature élevée\n").encode()
+SYNONYMS = ("subject_id\ttranslation_value\tcomment\tStatus\tline\n"
+            "ID\tAL oboInOwl:hasExactSynonym@fr\t\t\t\n"
+            "HP:0001945\tHyperthermie\tsynonyms of HP:0001945 (Fever)\tOFFICIAL\t3\n"
+            "HP:0001945\tFièvre élevée\tsynonyms of HP:0001945 (Fever)\tCANDIDATE\t4\n").encode()
 DO_TSV = ('id\tlabel\txref\n"DOID:0112248"\t"17-beta hydroxysteroid dehydrogenase 3 deficiency"\t"UMLS_CUI:C0268297"\n'
           '"DOID:0040058"\t"allergic contact dermatitis"\t"MESH:D017449"\n').encode()
 
@@ -143,6 +147,27 @@ def test_babelon_reader_fuzz(work, data):
     path = work / "hp-fr.babelon.tsv"
     path.write_bytes(data.draw(mutated(BABELON)))
     only_input_errors(read_babelon, path)
+
+
+@FUZZ
+@given(data=st.data())
+def test_hpo_synonyms_reader_fuzz(work, data):
+    path = work / "hp-fr.synonyms.tsv"
+    path.write_bytes(data.draw(mutated(SYNONYMS)))
+    only_input_errors(read_synonyms, path)
+
+
+def test_hpo_synonyms_reader_reads_official_rows_and_names_a_bad_byte(work):
+    path = work / "hp-fr.synonyms.tsv"
+    path.write_bytes(SYNONYMS)
+    assert read_synonyms(path) == {"HP:0001945": ["Hyperthermie"]}
+    path.write_bytes(SYNONYMS.replace("Hyperthermie".encode(), b"Hyper\xfftherm"))
+    with pytest.raises(InputError) as err:
+        read_synonyms(path)
+    assert str(err.value).startswith(f"{path}:3:")
+    path.write_bytes(b"")
+    with pytest.raises(InputError, match=r"synonyms\.tsv:1: expected a header with subject_id"):
+        read_synonyms(path)
 
 
 @FUZZ

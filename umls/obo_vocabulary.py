@@ -237,21 +237,25 @@ def read_synonyms(path: Path) -> dict[str, list[str]]:
     then subject_id, translation_value, comment, Status, line number). Only OFFICIAL rows,
     as for labels."""
     out: dict[str, list[str]] = defaultdict(list)
-    with path.open(encoding="utf-8", newline="") as fh:
-        header = fh.readline().rstrip("\r\n").split("\t")
-        if "subject_id" not in header or "translation_value" not in header:
-            raise InputError(path, "expected a header with subject_id and translation_value columns", line=1)
-        status = next((i for i, h in enumerate(header) if h.lower() in ("status", "translation_status")), None)
-        sid, val = header.index("subject_id"), header.index("translation_value")
-        for line in fh:
-            cells = line.rstrip("\r\n").split("\t")
-            if len(cells) <= max(sid, val) or not cells[sid].startswith("HP:"):
-                continue  # the template row, blank lines
-            if status is not None and (len(cells) <= status or cells[status] != "OFFICIAL"):
-                continue
-            text = cells[val].strip()
-            if text and text != "NA" and text not in out[cells[sid]]:
-                out[cells[sid]].append(text)
+    sid = val = status = None
+    # iter_lines: a byte that is not UTF-8 is one InputError naming the line, as in every reader
+    for line_no, line in iter_lines(path, "HPO's official synonyms"):
+        cells = line.rstrip("\n").split("\t")
+        if line_no == 1:
+            if "subject_id" not in cells or "translation_value" not in cells:
+                raise InputError(path, "expected a header with subject_id and translation_value columns", line=1)
+            status = next((i for i, h in enumerate(cells) if h.lower() in ("status", "translation_status")), None)
+            sid, val = cells.index("subject_id"), cells.index("translation_value")
+            continue
+        if len(cells) <= max(sid, val) or not cells[sid].startswith("HP:"):
+            continue  # the template row, blank lines
+        if status is not None and (len(cells) <= status or cells[status] != "OFFICIAL"):
+            continue
+        text = cells[val].strip()
+        if text and text != "NA" and text not in out[cells[sid]]:
+            out[cells[sid]].append(text)
+    if sid is None:  # an empty file
+        raise InputError(path, "expected a header with subject_id and translation_value columns", line=1)
     return dict(out)
 
 
