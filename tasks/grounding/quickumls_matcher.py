@@ -159,7 +159,7 @@ class QuickUMLSMatcher(CandidateMatcher):
 
     def after_fork(self) -> None:
         self.reopen()
-        self.track_fresh()  # its searches go back to the parent (tasks/grounding/stage.py, _pool_ground)
+        self.track_fresh()  # its searches go back to the parent (tasks/grounding/pool.py, _pool_ground)
 
     def take_found(self) -> dict[str, list] | None:
         return self.take_fresh() or None
