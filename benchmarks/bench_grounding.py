@@ -173,7 +173,7 @@ class CpuSplit:
 def run_once(prep: dict, out: Path, workers: int, profile: Path | None) -> dict:
     """One timed run in this process: build the grounders, ground every shard."""
     from schemas.parameters import GroundingParameters
-    from tasks.grounding import stage
+    from tasks.grounding import grounders, stage
 
     os.environ["MMEDBENCH_GROUND_WORKERS"] = str(workers)
     row: dict = {"workers": workers}
@@ -186,7 +186,7 @@ def run_once(prep: dict, out: Path, workers: int, profile: Path | None) -> dict:
         prof = cProfile.Profile()
     with timed(row, "build"):
         for sh in prep["shards"]:
-            stage.prepare_grounders(sh["vocab"], sh["languages"], prep["threshold"], prep["window"], prep["cache_root"])
+            grounders.prepare_grounders(sh["vocab"], sh["languages"], prep["threshold"], prep["window"], prep["cache_root"])
     stats = {"texts": 0, "unique": 0}
     split = None
     if workers == 1:  # grounding runs in this process: the patched calls are counted here
@@ -258,10 +258,10 @@ def main() -> int:
         use_batch_schedule()  # the collector's schedule of a build (the CLI sets it), not CPython's
         print("RESULT " + json.dumps(run_once(prep, out, args.one, args.profile)), flush=True)
         return 0
-    from tasks.grounding import stage
+    from tasks.grounding import grounders
 
     for sh in prep["shards"]:  # QuickUMLS indexes: built once, outside the timed runs
-        stage.prepare_grounders(sh["vocab"], sh["languages"], prep["threshold"], prep["window"], prep["cache_root"],
+        grounders.prepare_grounders(sh["vocab"], sh["languages"], prep["threshold"], prep["window"], prep["cache_root"],
                                 indexes_only=True)
     rows = []
     for w in args.workers:

@@ -7,7 +7,7 @@
 Two protocols (the pure scoring functions below; tests/benchmarks/test_grounding_passes.py):
 
     whole     a gold mention's text read as a whole, as an exam option is: string = the concept
-              the string grounder's mentions name covering the text (tasks/grounding/stage.py
+              the string grounder's mentions name covering the text (tasks/grounding/keys.py
               `option_concept`, min_score 0.8); dense = the nearest concept at the option gates;
               both = string, else dense. Distinct (language, text, gold CUIs) pairs are counted
               once. A prediction is right when it is one of the gold CUIs; every prediction
@@ -336,7 +336,7 @@ def run_passes(config: Path, data: Path, calibrate: bool, write: bool) -> int:
     from tasks.grounding.dense import encode, span_candidates
     from tasks.grounding.dense_pass import casefolded_stopwords, encoder, name_index, tokens
     from tasks.grounding.grounder import Grounder
-    from tasks.grounding.stage import option_concept
+    from tasks.grounding.keys import option_concept
     from tasks.grounding.normalize import fold_term
     from tasks.grounding.stopwords import language_stopwords
     from common.encoders import EmbeddingCache

@@ -220,7 +220,8 @@ def run_stages(config: Path, work: Path, meter: Meter, start: str, reads: int) -
     from flows.build_release import BUILD_STAGES, build_request
     from schemas.parameters import AllocationParameters, GroundingParameters
     from tasks.allocation.stage import allocate_cells, index_entries
-    from tasks.grounding.stage import GROUNDERS, GrounderSpec, drop_grounders, ground_shard
+    from tasks.grounding.grounders import GROUNDERS, GrounderSpec, drop_grounders
+    from tasks.grounding.stage import ground_shard
     from tasks.grounding.params import params_for
     from tasks.grounding.quickumls_index import quickumls_index
     from tasks.sources.stage import load_sources

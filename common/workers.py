@@ -19,7 +19,7 @@ from common.errors import InputError
 from common.gcpolicy import use_batch_schedule
 
 WORKERS_ENV = "MMEDBENCH_WORKERS"
-GROUND_WORKERS_ENV = "MMEDBENCH_GROUND_WORKERS"  # grounding's own (tasks.grounding.stage)
+GROUND_WORKERS_ENV = "MMEDBENCH_GROUND_WORKERS"  # grounding's own (tasks.grounding.pool)
 
 
 # numba's compiler lock across a fork. A grounding shard's thread may be compiling (or

@@ -1,10 +1,11 @@
 """Where grounding runs, decided here and nowhere else: in the build's process, in a
 process of its own (`GROUNDING_PROCESS`), and on how many forked workers (`pool_workers`).
 
-tasks/grounding/stage.py holds what grounding computes; this module only places it. It
-imports nothing heavy itself, so that the build's process can name its entry points (a
-spawned child imports a function by its module) without importing spaCy, QuickUMLS and
-nltk, and so that a build whose every shard is cached never imports them.
+tasks/grounding/stage.py (with keys, reads, grounders, pool and prebuild beside it) holds
+what grounding computes; this module only places it. It imports nothing heavy itself, so
+that the build's process can name its entry points (a spawned child imports a function by
+its module) without importing spaCy, QuickUMLS and nltk, and so that a build whose every
+shard is cached never imports them.
 """
 from __future__ import annotations
 
@@ -100,6 +101,6 @@ def release_grounders(failed: bool = False) -> None:
         GROUNDING_PROCESS.close()
     # imported here only when a shard was grounded here; a failed build may get here while a
     # shard's thread is still importing it (no drop_grounders yet, and no grounder either)
-    drop = getattr(sys.modules.get("tasks.grounding.stage"), "drop_grounders", None)
+    drop = getattr(sys.modules.get("tasks.grounding.grounders"), "drop_grounders", None)
     if drop is not None:
         drop()

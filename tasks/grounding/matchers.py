@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Callable
+from typing import Callable, NamedTuple
 import hashlib
 import os
 import pyarrow.compute as pc
@@ -18,7 +18,8 @@ from schemas.config import Language
 from tasks.grounding.normalize import GENE_CONTEXT, NAME_CONTINUES, acronym_fits, fold, fold_term, is_acronym
 from tasks.grounding.params import GroundingParams, Match, Stemmer
 from tasks.grounding.runtime import sudachi_tokens
-from tasks.grounding.spans import WORD, MENTION_BREAK, Candidate, CandidateMatcher, Term, keep_best_ranked, select_matches
+from tasks.grounding.spans import (WORD, MENTION_BREAK, Candidate, CandidateMatcher, Term, Tier, keep_best_ranked,
+                                   select_matches)
 from tasks.grounding.stemming import lemma, light_stem
 
 
@@ -184,7 +185,7 @@ class CJKMatcher(CandidateMatcher):
             for length in range(min(self.max_len, len(norm) - i), self.min_len - 1, -1):
                 t = self.index.get(norm[i:i + length])
                 if t is not None:
-                    cands.append((starts[i], ends[i + length - 1], t.cui, 1.0, 0))
+                    cands.append((starts[i], ends[i + length - 1], t.cui, 1.0, Tier.EXACT))
                     break
         if self.nf_index:
             toks = sudachi_tokens(text)
@@ -198,7 +199,7 @@ class CJKMatcher(CandidateMatcher):
                         break
                     t = self.nf_index.get(acc)
                     if t is not None and len(acc) >= self.min_len:
-                        best = (toks[i][0], toks[j][1], t.cui, 0.95, 1)
+                        best = (toks[i][0], toks[j][1], t.cui, 0.95, Tier.STEMMED)
                 if best:
                     cands.append(best)
         bounds = self._boundaries(text)
@@ -324,6 +325,21 @@ def eponym_span(toks: list[str], suffix_heads: set[str], prefix_heads: set[str])
     return rest
 
 
+class TextWords(NamedTuple):
+    """A text's words as TermMatcher's rules read them: folded, their stems, whether each is a
+    stop-word, and each word's start and end in the original text."""
+
+    words: list[str]
+    stems: list[str]
+    stop: list[bool]
+    starts: list[int]
+    ends: list[int]
+
+
+# a run of words [i, j) of a text: i, j, its (start, end) in the original text, its words
+Run = tuple[int, int, tuple[int, int], tuple[str, ...]]
+
+
 class TermMatcher(CandidateMatcher):
     """Token-level exact, stemmed and bag-of-stems matching of vocabulary strings on the
     fold()ed text (space-delimited languages)."""
@@ -407,50 +423,97 @@ class TermMatcher(CandidateMatcher):
                 if len(acronym_cuis[k]) == 1 and any(acronym_fits(k, n) for n in names.get(t.cui, []))}
 
     def candidates(self, text: str) -> list[Candidate]:
+        """At most one candidate a run of words, from the first rule that matches it (exact,
+        stemmed, eponym, bag of stems), in the order of the runs; then the text's acronyms."""
+        words = self._words(text)
+        runs = self._runs(text, words)
+        found: dict[int, Candidate] = {}  # by the run's index in `runs`
+        for rule in (self._exact, self._stemmed, self._eponym, self._bag):
+            found.update(rule(text, words, runs, found))  # each reads only runs not found yet
+        return [found[k] for k in sorted(found)] + self._acronym_candidates(text)
+
+    def _words(self, text: str) -> TextWords:
+        """The text's words on its fold()ed copy, with their stems and offsets."""
         norm, origin = fold(text, self.latin)
         toks = [(m.start(), m.end(), m.group()) for m in WORD.finditer(norm)]
         words = [w for _s, _e, w in toks]
-        stems = [self.stem_of(w) for w in words]
-        stop = [w in self.stopwords for w in words]
-        cands = []
-        n = len(toks)
+        return TextWords(words, [self.stem_of(w) for w in words], [w in self.stopwords for w in words],
+                         [origin[s] for s, _e, _w in toks], [origin[e - 1] + 1 for _s, e, _w in toks])
+
+    def _runs(self, text: str, words: TextWords) -> list[Run]:
+        """Every run of words [i, j) up to `max_tokens` long; a run of several words stops at a
+        MENTION_BREAK (longer runs from i cross it too)."""
+        runs = []
+        n = len(words.words)
         for i in range(n):
             for j in range(i + 1, min(n, i + self.max_tokens) + 1):
-                span = (origin[toks[i][0]], origin[toks[j - 1][1] - 1] + 1)
+                span = (words.starts[i], words.ends[j - 1])
                 if j - i > 1 and MENTION_BREAK.search(text, span[0], span[1]):
                     break
-                t = self.exact.get(tuple(words[i:j]))
+                runs.append((i, j, span, tuple(words.words[i:j])))
+        return runs
+
+    def _exact(self, text: str, words: TextWords, runs: list[Run],
+               found: dict[int, Candidate]) -> dict[int, Candidate]:
+        """A vocabulary string's words, as they are."""
+        get = self.exact.get
+        return {k: (*span, t.cui, 1.0, Tier.EXACT) for k, (_i, _j, span, run) in enumerate(runs)
+                if k not in found and (t := get(run)) is not None}
+
+    def _stemmed(self, text: str, words: TextWords, runs: list[Run],
+                 found: dict[int, Candidate]) -> dict[int, Candidate]:
+        """Its words stemmed; one word alone needs `min_single_stem` characters ("comidas" is
+        not "coma": both stem to "com")."""
+        get, stems, shortest = self.stemmed.get, words.stems, self.min_single_stem
+        return {k: (*span, t.cui, 0.95, Tier.STEMMED) for k, (i, j, span, _run) in enumerate(runs)
+                if k not in found and (t := get(tuple(stems[i:j]))) is not None
+                and (j - i > 1 or len(stems[i]) >= shortest)}
+
+    def _eponym(self, text: str, words: TextWords, runs: list[Run],
+                found: dict[int, Candidate]) -> dict[int, Candidate]:
+        """An eponym without its head word ("Lesch-Nyhan"), written with the capitals its name
+        has, and not the first words of another name ("von Willebrand factor")."""
+        hits = {}
+        get = self.eponyms.get
+        for k, (_i, _j, span, run) in enumerate(runs):
+            e = None if k in found else get(run)
+            if e is None:
+                continue
+            t, caps = e
+            surface = WORD.findall(text[span[0]:span[1]])
+            free = not (GENE_CONTEXT.match(text, span[1]) or NAME_CONTINUES.match(text, span[1]))
+            if free and len(surface) == len(caps) and all(w[:1].isupper() or not c for w, c in zip(surface, caps)):
+                hits[k] = (*span, t.cui, 0.85, Tier.VARIANT)
+        return hits
+
+    def _bag(self, text: str, words: TextWords, runs: list[Run],
+             found: dict[int, Candidate]) -> dict[int, Candidate]:
+        """The same stemmed content words in another order, beginning and ending with one,
+        with at most two of the language's BAG_FUNCTION_WORDS between ("cancer of the rectum")."""
+        if not self.use_bag:
+            return {}
+        hits = {}
+        stop = words.stop
+        for k, (i, j, span, _run) in enumerate(runs):
+            if j - i < 2 or stop[i] or stop[j - 1] or k in found:
+                continue
+            content = [words.stems[m] for m in range(i, j) if not stop[m]]
+            fillers = [words.words[m] for m in range(i, j) if stop[m]]
+            if len(content) >= 2 and len(fillers) <= 2 and all(w in self.bag_ok for w in fillers):
+                t = self.bag.get(tuple(sorted(content)))
                 if t is not None:
-                    cands.append((*span, t.cui, 1.0, 0))
-                    continue
-                t = self.stemmed.get(tuple(stems[i:j]))
-                if t is not None and (j - i > 1 or len(stems[i]) >= self.min_single_stem):  # "comidas" is not "coma" (com)
-                    cands.append((*span, t.cui, 0.95, 1))
-                    continue
-                e = self.eponyms.get(tuple(words[i:j]))
-                if e is not None:
-                    t, caps = e
-                    surface = WORD.findall(text[span[0]:span[1]])
-                    # and not the first words of another name: "von Willebrand factor"
-                    free = not (GENE_CONTEXT.match(text, span[1]) or NAME_CONTINUES.match(text, span[1]))
-                    if free and len(surface) == len(caps) and all(w[:1].isupper() or not c for w, c in zip(surface, caps)):
-                        cands.append((*span, t.cui, 0.85, 2))
-                        continue
-                if self.use_bag and j - i >= 2 and not stop[i] and not stop[j - 1]:
-                    content = [stems[k] for k in range(i, j) if not stop[k]]
-                    fillers = [words[k] for k in range(i, j) if stop[k]]
-                    if len(content) >= 2 and len(fillers) <= 2 and all(w in self.bag_ok for w in fillers):
-                        t = self.bag.get(tuple(sorted(content)))
-                        if t is not None:
-                            cands.append((*span, t.cui, 0.9, 2))
-        if self.acronyms:
-            found = [(m, self.acronyms[m.group()]) for m in re.finditer(r"[A-Za-z0-9][A-Za-z0-9\-]*[A-Za-z0-9]", text)
-                     if m.group() in self.acronyms]
-            genes = {m.group() for m, _t in found if GENE_CONTEXT.match(text, m.end())}
-            for m, t in found:
-                if m.group() not in genes:
-                    cands.append((m.start(), m.end(), t.cui, 1.0, 0))
-        return cands
+                    hits[k] = (*span, t.cui, 0.9, Tier.VARIANT)
+        return hits
+
+    def _acronym_candidates(self, text: str) -> list[Candidate]:
+        """The kept acronyms ("COPD"), case-sensitively, except one the text uses as a gene
+        ("APC gene": then none of its occurrences)."""
+        if not self.acronyms:
+            return []
+        found = [(m, self.acronyms[m.group()]) for m in re.finditer(r"[A-Za-z0-9][A-Za-z0-9\-]*[A-Za-z0-9]", text)
+                 if m.group() in self.acronyms]
+        genes = {m.group() for m, _t in found if GENE_CONTEXT.match(text, m.end())}
+        return [(m.start(), m.end(), t.cui, 1.0, Tier.EXACT) for m, t in found if m.group() not in genes]
 
     def match(self, text: str) -> list[Match]:
         return select_matches(self.candidates(text), text)

@@ -8,7 +8,7 @@ from schemas.config import Language
 from tasks.grounding.normalize import fold, fold_term
 from tasks.grounding.params import Match, quickumls_language
 from tasks.grounding.simstring_reader import SimstringReader, UnsupportedDatabase
-from tasks.grounding.spans import MENTION_BREAK, Candidate, CandidateMatcher, Term, select_matches
+from tasks.grounding.spans import MENTION_BREAK, Candidate, CandidateMatcher, Term, Tier, select_matches
 from tasks.grounding.stopwords import ensure_nltk_stopwords, language_stopwords
 
 
@@ -159,7 +159,7 @@ class QuickUMLSMatcher(CandidateMatcher):
 
     def after_fork(self) -> None:
         self.reopen()
-        self.track_fresh()  # its searches go back to the parent (tasks/grounding/stage.py, _pool_ground)
+        self.track_fresh()  # its searches go back to the parent (tasks/grounding/pool.py, _pool_ground)
 
     def take_found(self) -> dict[str, list] | None:
         return self.take_fresh() or None
@@ -209,7 +209,7 @@ class QuickUMLSMatcher(CandidateMatcher):
             s, e = origin[best["start"]], origin[best["end"] - 1] + 1
             if MENTION_BREAK.search(text, s, e):
                 continue
-            out.append((s, e, best["cui"], float(best["similarity"]), 3))
+            out.append((s, e, best["cui"], float(best["similarity"]), Tier.APPROXIMATE))
         return out
 
     def match(self, text: str) -> list[Match]:

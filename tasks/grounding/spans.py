@@ -3,6 +3,7 @@ patterns, the better-ranked atom per key, and how overlapping candidates resolve
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from enum import IntEnum
 from typing import NamedTuple
 import re
 
@@ -19,8 +20,18 @@ class Term(NamedTuple):
     rank: tuple  # smaller wins between CUIs sharing a string: preferred atom, source order, CUI
 
 
+class Tier(IntEnum):
+    """The kind of match a candidate is. Between overlapping candidates of one length the
+    smaller tier wins (`select_matches`), before the score: the values are that order."""
+
+    EXACT = 0  # the vocabulary string's words (CJK: its folded characters); a defining acronym
+    STEMMED = 1  # its stemmed words or lemmas (ja: Sudachi's normalised forms)
+    VARIANT = 2  # its stems in another order, or an eponym without its head word
+    APPROXIMATE = 3  # QuickUMLS: character-trigram similarity
+
+
 # (start, end, cui, score, tier) in the original text; a smaller tier is a better kind of match
-Candidate = tuple[int, int, str, float, int]
+Candidate = tuple[int, int, str, float, Tier]
 
 
 class CandidateMatcher(ABC):

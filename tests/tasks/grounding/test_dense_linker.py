@@ -157,7 +157,7 @@ def test_the_encode_cache_checks_the_array_it_names(tmp_path):
 
 
 # ----------------------------------------------------------------------------- the stage's use
-from tasks.grounding import stage  # noqa: E402
+from tasks.grounding import keys  # noqa: E402
 
 
 def _m(s, e, cui, score, found_by="string"):
@@ -166,15 +166,15 @@ def _m(s, e, cui, score, found_by="string"):
 
 def test_a_dense_link_counts_whatever_min_score_a_string_match_needs():
     mentions = [_m(0, 4, "C1", 0.62, "dense"), _m(5, 9, "C2", 0.7), _m(10, 12, "C3", 0.9)]
-    assert stage.key_concepts(mentions, {"C1": "DISO", "C2": "DISO", "C3": "DISO"}, {"DISO"}, 0.8) == ["C1", "C3"]
-    assert stage.confident(_m(0, 1, "C", 0.1, "dense"), 0.8) and not stage.confident(_m(0, 1, "C", 0.79), 0.8)
+    assert keys.key_concepts(mentions, {"C1": "DISO", "C2": "DISO", "C3": "DISO"}, {"DISO"}, 0.8) == ["C1", "C3"]
+    assert keys.confident(_m(0, 1, "C", 0.1, "dense"), 0.8) and not keys.confident(_m(0, 1, "C", 0.79), 0.8)
 
 
 def test_an_option_is_never_named_by_a_dense_span_link():
     """Options have their own, stricter gates (DensePass.whole): a span link covering the
     whole option does not name it."""
-    assert stage.option_concept("Asthma", [_m(0, 6, "C2", 0.99, "dense")], 0.8, set()) is None
-    assert stage.option_concept("Asthma", [_m(0, 6, "C2", 1.0)], 0.8, set()) == "C2"
+    assert keys.option_concept("Asthma", [_m(0, 6, "C2", 0.99, "dense")], 0.8, set()) is None
+    assert keys.option_concept("Asthma", [_m(0, 6, "C2", 1.0)], 0.8, set()) == "C2"
 
 
 def _item(i, lang, text, pivot, options, passages=(), key="text"):
@@ -196,7 +196,7 @@ def test_dense_targets_are_texts_without_a_key_concept_and_options_of_items_stri
                 ("es", "q-d"): [], ("en", "p-d"): [], ("en", "e5"): [], ("es", "o5"): [_m(0, 1, "C1", 0.5)],
                 ("fr", "q-e"): [_m(0, 1, "C9", 1.0)], ("en", "p-e"): []}
     named = {("en", "e3"): "C1"}
-    spans, options = stage.dense_targets(items, mentions, lambda c, t: named.get((c, t)), group, {"DISO"}, 0.8)
+    spans, options = keys.dense_targets(items, mentions, lambda c, t: named.get((c, t)), group, {"DISO"}, 0.8)
     assert spans == [("en", "e5"), ("es", "o5"), ("fr", "q-e"), ("en", "p-e")]
     assert options == [(("en", "e1"), ("fr", "o1")), (None, ("fr", "o2"))]
 

@@ -15,6 +15,7 @@ from tasks.grounding.negation import negated
 from tasks.grounding.normalize import acronym_fits, fold, fold_term, is_acronym
 from tasks.grounding.params import LANGUAGE_DEFAULTS, REGISTRY_FIELDS, params_for
 from tasks.grounding.params import Match
+from tasks.grounding.spans import Tier
 from common.parquet import write_parquet
 
 
@@ -127,6 +128,29 @@ def test_eponym_without_its_head_word(en_matcher):
     text = "Lesch-Nyhan patients"
     assert spans(text, en_matcher.match(text)) == [("Lesch-Nyhan", "C_LN")]
     assert en_matcher.match("lesch-nyhan patients") == []  # a name keeps its capitals
+
+
+def test_each_run_of_words_takes_the_first_rule_that_matches_it_then_the_acronyms():
+    """One candidate a run: exact before stemmed before an eponym before a bag of stems (the
+    rule decides the score and the Tier, which select_matches ranks before the score); the
+    runs in text order, then the acronyms."""
+    m = TermMatcher([T("rectum cancer", "C_EXACT"), T("cancer rectum", "C_BAG"), T("heart failure", "C_HF"),
+                     T("Lesch-Nyhan syndrome", "C_LN"), T("COPD", "C_COPD", False),
+                     T("chronic obstructive pulmonary disease", "C_COPD")],
+                    True, "en", {"of", "the", "and", "in", "a"}, TermRules(stemmer="snowball"))
+    text = "COPD, rectum cancer, heart failures, cancer of the rectum, Lesch-Nyhan."
+
+    def at(s: str) -> tuple[int, int]:
+        return text.index(s), text.index(s) + len(s)
+
+    got = m.candidates(text)
+    assert got == [(*at("rectum cancer"), "C_EXACT", 1.0, Tier.EXACT),  # the bag and the stems would say C_BAG / 0.95
+                   (*at("heart failures"), "C_HF", 0.95, Tier.STEMMED),
+                   (*at("cancer of the rectum"), "C_BAG", 0.9, Tier.VARIANT),
+                   (*at("Lesch-Nyhan"), "C_LN", 0.85, Tier.VARIANT),
+                   (*at("COPD"), "C_COPD", 1.0, Tier.EXACT)]
+    assert [type(c[4]) for c in got] == [Tier] * 5
+    assert [int(t) for t in (Tier.EXACT, Tier.STEMMED, Tier.VARIANT, Tier.APPROXIMATE)] == [0, 1, 2, 3]
 
 
 # ----------------------------------------------------------------------------- negation

@@ -13,7 +13,8 @@ import pytest
 from common.errors import InputError
 from schemas.config import load_config
 from schemas.parameters import GroundingParameters
-from tasks.grounding import stage
+from tasks.grounding import grounders, isolated, pool, prebuild, stage
+from tasks.grounding.normalize import fold_term
 from tests.conftest import ROOT, SAMPLE_CONFIG
 
 
@@ -53,10 +54,10 @@ def _ground_all(sample, dest: Path) -> dict[str, str]:
 def test_one_and_two_workers_write_identical_shards(sample, monkeypatch):
     runs = {}
     forks = []
-    real = stage._pool_ground
-    monkeypatch.setattr(stage, "_pool_ground", lambda *a: forks.append(a[2]) or real(*a))
+    real = pool._pool_ground
+    monkeypatch.setattr(pool, "_pool_ground", lambda *a: forks.append(a[2]) or real(*a))
     for workers in (1, 2):
-        monkeypatch.setenv(stage.WORKERS_ENV, str(workers))
+        monkeypatch.setenv(isolated.WORKERS_ENV, str(workers))
         runs[workers] = _ground_all(sample, sample["out"] / f"w{workers}")
     assert forks and set(forks) == {2}  # the 2-worker run did fork, the 1-worker run did not
     assert runs[1] == runs[2]
@@ -74,9 +75,9 @@ def test_ground_texts_grounds_each_distinct_text_once_in_request_order(sample):
     texts = [("en", "Type 2 diabetes mellitus and hypertension."), ("fr", "Diabète de type 2 et hypertension."),
              ("en", "Asthma in children."), ("en", "Type 2 diabetes mellitus and hypertension.")] * 20
     texts += [("en", f"Case {i}: pneumonia with sepsis.") for i in range(40)]
-    one = stage.ground_texts(texts, vocab, {c: s["langs"][c] for c in needed}, g.quickumls_threshold,
+    one = pool.ground_texts(texts, vocab, {c: s["langs"][c] for c in needed}, g.quickumls_threshold,
                              g.quickumls_window, s["cache"], workers=1)
-    two = stage.ground_texts(texts, vocab, {c: s["langs"][c] for c in needed}, g.quickumls_threshold,
+    two = pool.ground_texts(texts, vocab, {c: s["langs"][c] for c in needed}, g.quickumls_threshold,
                              g.quickumls_window, s["cache"], workers=2)
     assert list(one) == list(dict.fromkeys(texts)) == list(two)
     assert one == two
@@ -95,13 +96,13 @@ def test_the_parent_keeps_what_its_workers_searched(sample, monkeypatch):
     vocab = {"concepts": s["vocab"]["concepts"], "atoms_by_lang": {"en": s["vocab"]["atoms_by_lang"]["en"]}}
     texts = [("en", f"Case {i}: type 2 diabetes mellitus with pneumonia and sepsis in a child.") for i in range(40)]
     texts += [("en", "Asthma in children."), ("en", "Chronic kidney disease and hypertension.")] * 10
-    spec = stage.GrounderSpec.of(vocab, langs, "en", s["cache"], g.quickumls_threshold, g.quickumls_window)
-    with stage.GROUNDERS.use(spec, spec.build) as grounder:
+    spec = grounders.GrounderSpec.of(vocab, langs, "en", s["cache"], g.quickumls_threshold, g.quickumls_window)
+    with grounders.GROUNDERS.use(spec, spec.build) as grounder:
         cache = grounder.quickumls._cache
 
     def cached_after(workers: int) -> set[str]:
         cache.clear()
-        stage.ground_texts(texts, vocab, langs, g.quickumls_threshold, g.quickumls_window, s["cache"], workers=workers)
+        pool.ground_texts(texts, vocab, langs, g.quickumls_threshold, g.quickumls_window, s["cache"], workers=workers)
         return set(cache)
 
     in_process = cached_after(1)
@@ -112,7 +113,7 @@ def test_the_parent_keeps_what_its_workers_searched(sample, monkeypatch):
     assert cached_after(2) == in_process
     assert set().union(*absorbed) == in_process  # (both workers search an n-gram their texts share)
     absorbed.clear()
-    stage.ground_texts(texts, vocab, langs, g.quickumls_threshold, g.quickumls_window, s["cache"], workers=2)
+    pool.ground_texts(texts, vocab, langs, g.quickumls_threshold, g.quickumls_window, s["cache"], workers=2)
     assert absorbed == []  # the next pool's workers inherited every answer: none searched again
 
 
@@ -135,9 +136,9 @@ def test_a_grounding_worker_that_dies_stops_the_stage_with_one_line(sample, monk
     langs = {"en": s["langs"]["en"]}
     vocab = {"concepts": s["vocab"]["concepts"], "atoms_by_lang": {"en": s["vocab"]["atoms_by_lang"]["en"]}}
     texts = [("en", f"Case {i}: pneumonia with sepsis.") for i in range(40)]
-    monkeypatch.setattr(stage, "_ground_chunk", _killed_in_chunk)
+    monkeypatch.setattr(pool, "_ground_chunk", _killed_in_chunk)
     got = []
-    t = threading.Thread(target=lambda: got.append(_raised(lambda: stage.ground_texts(
+    t = threading.Thread(target=lambda: got.append(_raised(lambda: pool.ground_texts(
         texts, vocab, langs, g.quickumls_threshold, g.quickumls_window, s["cache"], workers=2))), daemon=True)
     t.start()
     t.join(120)
@@ -157,24 +158,24 @@ def _raised(fn):
 
 
 def test_worker_count_from_the_environment(monkeypatch):
-    monkeypatch.setenv(stage.WORKERS_ENV, "3")
-    assert stage.ground_workers() == 3
-    monkeypatch.delenv(stage.WORKERS_ENV)
+    monkeypatch.setenv(isolated.WORKERS_ENV, "3")
+    assert isolated.ground_workers() == 3
+    monkeypatch.delenv(isolated.WORKERS_ENV)
     import os
 
-    assert stage.ground_workers() == len(os.sched_getaffinity(0))
+    assert isolated.ground_workers() == len(os.sched_getaffinity(0))
     for bad in ("0", "two", "-1", "1.5"):
-        monkeypatch.setenv(stage.WORKERS_ENV, bad)
+        monkeypatch.setenv(isolated.WORKERS_ENV, bad)
         with pytest.raises(InputError, match="MMEDBENCH_GROUND_WORKERS.*whole number"):
-            stage.ground_workers()
+            isolated.ground_workers()
 
 
 def test_a_daemonic_process_grounds_in_process(monkeypatch):
     """Dask's worker processes are daemonic, and daemonic processes may not have children."""
-    monkeypatch.setenv(stage.WORKERS_ENV, "2")
+    monkeypatch.setenv(isolated.WORKERS_ENV, "2")
     monkeypatch.setattr(multiprocessing.current_process(), "_config", {**multiprocessing.current_process()._config,
                                                                          "daemon": True})
-    assert stage.ground_workers() == 1
+    assert isolated.ground_workers() == 1
 
 
 def test_quickumls_match_is_reproduced_exactly(sample):
@@ -189,15 +190,15 @@ def test_quickumls_match_is_reproduced_exactly(sample):
             by_lang.setdefault("en", []).append(it["pivot"])
     compared = 0
     for code, texts in sorted(by_lang.items()):
-        spec = stage.GrounderSpec.of({"atoms_by_lang": s["vocab"]["atoms_by_lang"]}, s["langs"], code, s["cache"],
+        spec = grounders.GrounderSpec.of({"atoms_by_lang": s["vocab"]["atoms_by_lang"]}, s["langs"], code, s["cache"],
                                      g.quickumls_threshold, g.quickumls_window)
-        with stage.GROUNDERS.use(spec, spec.build) as grounder:
+        with grounders.GROUNDERS.use(spec, spec.build) as grounder:
             f = grounder.quickumls
             if f is None:
                 continue
             assert f._exact_replica
             for text in texts:
-                doc = f.nlp(stage.fold_term(text, f.latin))
+                doc = f.nlp(fold_term(text, f.latin))
                 old = [[{k: v for k, v in m.items() if k != "semtypes"} for m in grp] for grp in f.qu._match(doc)]
                 assert f._match(doc) == old, text
                 assert f._match(doc) == old, text  # and again, from the n-gram cache
@@ -208,18 +209,18 @@ def test_quickumls_match_is_reproduced_exactly(sample):
 def test_by_default_a_small_shard_is_grounded_in_process(sample, monkeypatch):
     """Without an explicit worker count, a second worker needs 256 texts of its own."""
     forks = []
-    real = stage._pool_ground
-    monkeypatch.setattr(stage, "_pool_ground", lambda *a: forks.append(a[2]) or real(*a))
-    monkeypatch.delenv(stage.WORKERS_ENV, raising=False)
+    real = pool._pool_ground
+    monkeypatch.setattr(pool, "_pool_ground", lambda *a: forks.append(a[2]) or real(*a))
+    monkeypatch.delenv(isolated.WORKERS_ENV, raising=False)
     from tasks.grounding import isolated as placement
 
     monkeypatch.setattr(placement, "ground_workers", lambda: 2)
     s, g = sample, sample["g"]
     vocab = {"concepts": s["vocab"]["concepts"], "atoms_by_lang": {"en": s["vocab"]["atoms_by_lang"]["en"]}}
     small = [("en", f"Case {i}: pneumonia with sepsis.") for i in range(511)]
-    stage.ground_texts(small, vocab, {"en": s["langs"]["en"]}, g.quickumls_threshold, g.quickumls_window, s["cache"])
+    pool.ground_texts(small, vocab, {"en": s["langs"]["en"]}, g.quickumls_threshold, g.quickumls_window, s["cache"])
     assert forks == []
-    stage.ground_texts(small + [("en", "Asthma in children.")], vocab, {"en": s["langs"]["en"]},
+    pool.ground_texts(small + [("en", "Asthma in children.")], vocab, {"en": s["langs"]["en"]},
                        g.quickumls_threshold, g.quickumls_window, s["cache"])
     assert forks == [2]  # 512 texts: 256 each
 
@@ -241,8 +242,8 @@ def test_workers_do_not_inherit_the_parents_sigterm_handler():
 
     previous = signal.signal(signal.SIGTERM, raising)
     try:
-        with multiprocessing.get_context("fork").Pool(1, initializer=stage._worker_init) as pool:
-            assert pool.apply(_signal_handlers) == (True, True)
+        with multiprocessing.get_context("fork").Pool(1, initializer=pool._worker_init) as forked:
+            assert forked.apply(_signal_handlers) == (True, True)
     finally:
         signal.signal(signal.SIGTERM, previous)
 
@@ -260,8 +261,8 @@ def test_grounding_workers_write_through_streams_of_their_own(tmp_path, monkeypa
 
     buffered = open(tmp_path / "stderr.txt", "w")
     monkeypatch.setattr(sys, "stderr", buffered)
-    with multiprocessing.get_context("fork").Pool(1, initializer=stage._worker_init) as pool:
-        assert pool.apply(_stderr_kind) == ("FileIO", True)
+    with multiprocessing.get_context("fork").Pool(1, initializer=pool._worker_init) as forked:
+        assert forked.apply(_stderr_kind) == ("FileIO", True)
     assert _stderr_kind() == ("BufferedWriter", False)  # the parent's own is left as it was
 
 
@@ -277,14 +278,14 @@ def test_a_helper_process_builds_the_indexes_while_the_grounders_are_built(sampl
     langs = {c: s["langs"][c] for c in needed}
     texts = [("en", f"Case {i}: type 2 diabetes mellitus with pneumonia.") for i in range(40)]
     texts += [("fr", f"Cas {i} : diabète de type 2 et pneumonie.") for i in range(20)]
-    monkeypatch.setattr(stage, "PREBUILD_MIN_ATOMS", 1)
+    monkeypatch.setattr(prebuild, "PREBUILD_MIN_ATOMS", 1)
     helpers = []
-    real = stage.prebuild_indexes
-    monkeypatch.setattr(stage, "prebuild_indexes", lambda *a, **k: helpers.append(real(*a, **k)) or helpers[-1])
+    real = pool.prebuild_indexes
+    monkeypatch.setattr(pool, "prebuild_indexes", lambda *a, **k: helpers.append(real(*a, **k)) or helpers[-1])
     written_here = []
     write = qi.write_index
     monkeypatch.setattr(qi, "write_index", lambda *a, **k: written_here.append(a[1]) or write(*a, **k))
-    two = stage.ground_texts(texts, vocab, langs, g.quickumls_threshold, g.quickumls_window, str(tmp_path / "two"), workers=2)
+    two = pool.ground_texts(texts, vocab, langs, g.quickumls_threshold, g.quickumls_window, str(tmp_path / "two"), workers=2)
     (proc, codes), = helpers
     grounded = ["en", "fr"]  # the languages of the texts (es is in the vocabulary only)
     rows = {c: pq.ParquetFile(vocab["atoms_by_lang"][c]).metadata.num_rows for c in grounded}
@@ -292,26 +293,26 @@ def test_a_helper_process_builds_the_indexes_while_the_grounders_are_built(sampl
     assert written_here == []  # every index came from the helper
     assert proc.exitcode == 0 and not proc.is_alive()
     for c in grounded:
-        lang = stage.GrounderSpec.of(vocab, langs, c, str(tmp_path / "two"), g.quickumls_threshold,
+        lang = grounders.GrounderSpec.of(vocab, langs, c, str(tmp_path / "two"), g.quickumls_threshold,
                                      g.quickumls_window).language()
-        assert stage.index_built(Path(vocab["atoms_by_lang"][c]), lang, tmp_path / "two")
-    one = stage.ground_texts(texts, vocab, langs, g.quickumls_threshold, g.quickumls_window, str(tmp_path / "one"), workers=1)
+        assert qi.index_built(Path(vocab["atoms_by_lang"][c]), lang, tmp_path / "two")
+    one = pool.ground_texts(texts, vocab, langs, g.quickumls_threshold, g.quickumls_window, str(tmp_path / "one"), workers=1)
     assert two == one
     assert written_here  # the one-worker build wrote its own indexes
     assert any(one[("en", texts[0][1])])
     # the grounders are built now: no helper the second time
-    stage.ground_texts(texts, vocab, langs, g.quickumls_threshold, g.quickumls_window, str(tmp_path / "two"), workers=2)
+    pool.ground_texts(texts, vocab, langs, g.quickumls_threshold, g.quickumls_window, str(tmp_path / "two"), workers=2)
     assert helpers[-1] == (None, ())
 
 
 def test_prebuild_picks_nothing_below_the_threshold_or_with_one_worker(sample, tmp_path):
     s, g = sample, sample["g"]
-    keys = {c: stage.GrounderSpec.of(s["vocab"], s["langs"], c, str(tmp_path), g.quickumls_threshold, g.quickumls_window)
+    keys = {c: grounders.GrounderSpec.of(s["vocab"], s["langs"], c, str(tmp_path), g.quickumls_threshold, g.quickumls_window)
             for c in ("en", "fr", "zh")}
-    assert stage.prebuild_indexes(keys, 1, min_atoms=1) == (None, ())
+    assert prebuild.prebuild_indexes(keys, 1, min_atoms=1) == (None, ())
     en_rows = pq.ParquetFile(s["vocab"]["atoms_by_lang"]["en"]).metadata.num_rows
-    assert stage.prebuild_indexes(keys, 2, min_atoms=en_rows + 1) == (None, ())
-    proc, codes = stage.prebuild_indexes(keys, 2, min_atoms=en_rows)
+    assert prebuild.prebuild_indexes(keys, 2, min_atoms=en_rows + 1) == (None, ())
+    proc, codes = prebuild.prebuild_indexes(keys, 2, min_atoms=en_rows)
     assert codes == ("en",)  # zh has a dictionary grounder, fr fewer atoms
     proc.join(300)
     assert proc.exitcode == 0
@@ -326,7 +327,7 @@ def test_an_index_being_built_elsewhere_is_waited_for_not_built_again(sample, tm
 
     s, g = sample, sample["g"]
     atoms = Path(s["vocab"]["atoms_by_lang"]["fr"])
-    lang = stage.GrounderSpec.of(s["vocab"], s["langs"], "fr", str(tmp_path), 0.7, 5).language()
+    lang = grounders.GrounderSpec.of(s["vocab"], s["langs"], "fr", str(tmp_path), 0.7, 5).language()
     dest = qi.index_dir(atoms, lang, tmp_path)
     elsewhere = qi.quickumls_index(atoms, lang, tmp_path / "elsewhere")  # a real index, as another builder's
     got = []
@@ -358,7 +359,7 @@ def test_an_index_build_frees_its_terms_before_writing_the_index(sample, tmp_pat
 
     s = sample
     atoms = Path(s["vocab"]["atoms_by_lang"]["fr"])
-    lang = stage.GrounderSpec.of(s["vocab"], s["langs"], "fr", str(tmp_path), 0.7, 5).language()
+    lang = grounders.GrounderSpec.of(s["vocab"], s["langs"], "fr", str(tmp_path), 0.7, 5).language()
     weak, alive_at_write = {}, []
 
     def kept(name: str, value: Held) -> Held:
@@ -395,14 +396,14 @@ def test_a_large_vocabulary_is_grounded_in_a_process_of_its_own(sample, monkeypa
     vocab = {"concepts": s["vocab"]["concepts"], "atoms_by_lang": {c: s["vocab"]["atoms_by_lang"][c] for c in needed}}
     paths = sorted(vocab["atoms_by_lang"].values())
     atoms = sum(pq.ParquetFile(p).metadata.num_rows for p in paths)
-    monkeypatch.setenv(stage.WORKERS_ENV, "2")
+    monkeypatch.setenv(isolated.WORKERS_ENV, "2")
     monkeypatch.setattr(placement, "ISOLATE_GROUNDING_ATOMS", atoms + 1)
     assert not placement.isolate_grounding(paths)
     monkeypatch.setattr(placement, "ISOLATE_GROUNDING_ATOMS", atoms)
     assert placement.isolate_grounding(paths)
-    monkeypatch.setenv(stage.WORKERS_ENV, "1")  # one process asked for: no second one either
+    monkeypatch.setenv(isolated.WORKERS_ENV, "1")  # one process asked for: no second one either
     assert not placement.isolate_grounding(paths)
-    monkeypatch.setenv(stage.WORKERS_ENV, "2")
+    monkeypatch.setenv(isolated.WORKERS_ENV, "2")
 
     languages = {c: s["langs"][c] for c in needed}
     params = GroundingParameters(languages={c: Language.model_validate(v) for c, v in languages.items()},
@@ -435,27 +436,26 @@ def test_a_grounding_pool_collects_only_the_youngest_generation_before_forking(s
     collected = []
     real = workers.gc.collect
     monkeypatch.setattr(workers.gc, "collect", lambda generation=2: collected.append(generation) or real(generation))
-    monkeypatch.setenv(stage.WORKERS_ENV, "2")
+    monkeypatch.setenv(isolated.WORKERS_ENV, "2")
     _ground_all(sample, sample["out"] / "young")
     assert collected and set(collected) == {0}
     collected.clear()
-    pool = workers.fork_pool(1)
-    pool.close()
-    pool.join()
+    other = workers.fork_pool(1)
+    other.close()
+    other.join()
     assert collected == [2]
 
 
 def test_a_failed_build_releases_grounders_while_a_shard_still_imports_the_stage(monkeypatch):
     # seen on a fresh clone: the memory stage failed on bad input while a grounding shard's
-    # thread was still importing tasks.grounding.stage; the failed build's release of the
-    # grounders found the half-made module without drop_grounders and crashed (exit 70, not 2)
+    # thread was still importing tasks.grounding.stage (and with it tasks.grounding.grounders);
+    # the failed build's release of the grounders found the half-made module without
+    # drop_grounders and crashed (exit 70, not 2)
     import sys
     import types
 
-    from tasks.grounding import isolated
-
-    half_made = types.ModuleType("tasks.grounding.stage")
-    monkeypatch.setitem(sys.modules, "tasks.grounding.stage", half_made)
+    half_made = types.ModuleType("tasks.grounding.grounders")
+    monkeypatch.setitem(sys.modules, "tasks.grounding.grounders", half_made)
     isolated.release_grounders(failed=True)  # nothing to drop yet: no error
     dropped = []
     half_made.drop_grounders = lambda: dropped.append(True)
@@ -496,7 +496,7 @@ def test_the_dense_pass_answers_an_option_string_matching_cannot_name_on_any_wor
     gates = {"span_threshold": 0.99, "span_margin": 0.5, "option_threshold": 0.6, "option_margin": 0.05}
 
     def run(passes, workers, name):
-        monkeypatch.setenv(stage.WORKERS_ENV, str(workers))
+        monkeypatch.setenv(isolated.WORKERS_ENV, str(workers))
         params = GroundingParameters.of(langs, g.key_groups, g.min_score, g.quickumls_threshold, g.quickumls_window,
                                         passes=passes, dense=gates)
         path = Path(stage.ground_shard(shard, s["src"]["corpora"], vocab, params, str(tmp_path / "idx"),

@@ -11,9 +11,10 @@ import pytest
 
 from common.parquet import write_parquet
 from tasks.allocation.stage import grounding_verdict
-from tasks.grounding.stage import (
-    ANSWER_NOT_KEY, NAMES_ANSWER, NO_ANSWER_CONCEPT, answer_keys, asked_about, ground_shard, item_keys, option_requests,
+from tasks.grounding.keys import (
+    ANSWER_NOT_KEY, NAMES_ANSWER, NO_ANSWER_CONCEPT, answer_keys, asked_about, item_keys, option_requests,
 )
+from tasks.grounding.stage import ground_shard
 from tests.tasks.grounding.test_grounding_matchers import _lang
 from tests.tasks.release.test_xqa_answers import tiny_vocab  # noqa: F401  (a fixture)
 

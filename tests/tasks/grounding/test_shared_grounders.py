@@ -3,7 +3,7 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-from tasks.grounding.stage import SharedGrounders
+from tasks.grounding.grounders import SharedGrounders
 
 
 class FakeGrounder:

@@ -1,5 +1,5 @@
 """xqa gold passages for multiple-choice sources without answer text: adapters (passage =
-"concept"), grounding of the options (tasks/grounding/stage.py), the release's item corpus
+"concept"), grounding of the options (tasks/grounding/stage.py, keys.py), the release's item corpus
 (tasks/release/writers.py) and PubMedQA's conclusion passages. Invented fixtures only."""
 from __future__ import annotations
 
@@ -14,9 +14,10 @@ from pydantic import ValidationError
 from common.errors import InputError
 from common.parquet import write_parquet
 from schemas.records import Option, Passage, SourceItem
-from tasks.grounding.stage import (
-    AMBIGUOUS, ANSWER_NOT_KEY, NAMES_ANSWER, NO_ANSWER_CONCEPT, NO_DEFINITION, answer_concepts, ground_shard, option_concept,
+from tasks.grounding.keys import (
+    AMBIGUOUS, ANSWER_NOT_KEY, NAMES_ANSWER, NO_ANSWER_CONCEPT, NO_DEFINITION, answer_concepts, option_concept,
 )
+from tasks.grounding.stage import ground_shard
 from tasks.allocation.concept_entries import EntryParts, answer_entry
 from tasks.release.writers import _item_documents
 from tasks.sources.stage import load_sources
