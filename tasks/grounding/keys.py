@@ -24,8 +24,6 @@ def key_concepts(mentions: list[dict], group_of: dict[str, str], key_groups: set
     return sorted({m["cui"] for m in mentions if confident(m, min_score) and group_of.get(m["cui"]) in key_groups})
 
 
-
-
 _PUNCT = re.compile(r"[^\w]+")
 
 
@@ -49,7 +47,6 @@ def answerable(key_cuis: list[str], passage: str, names: dict[str, set[str]]) ->
             elif name in flat and len(name) >= 2:
                 return True
     return False
-
 
 
 # why an item with options has no gold passage: drop codes (schemas/drops.py words them)
@@ -179,7 +176,6 @@ def item_keys(mode: str, text_keys: list[str], has_passages: bool, options: list
     # the answer is what the question is about: with "text", beside what its text names
     keys = answers if mode == KEY_ANSWER else sorted(set(text_keys) | set(answers))
     return keys, answers, negatives, no_passage
-
 
 
 def dense_targets(items: list[dict], mentions: dict, named, group_of: dict[str, str], key_groups: set[str],

@@ -76,7 +76,6 @@ def _pool_ground(grounders: list[Grounder], chunks: list[list[tuple[int, str]]],
     return [r for chunk, _fresh in results for r in chunk]
 
 
-
 def ground_texts(requests: list[tuple[str, str]], vocab: dict, languages: dict[str, dict], threshold: float, window: int,
                  cache_root: str, workers: int | None = None) -> dict[tuple[str, str], list[dict]]:
     """Mentions of every distinct (language code, text) in `requests` (grounding is a pure

@@ -62,7 +62,6 @@ def concept_facts(path: str, cuis: list[str]) -> tuple[dict[str, str], set[str]]
     return dict(zip(cui, pylist(t["group"]))), {c for c, d in zip(cui, pylist(t["defined"])) if d}
 
 
-
 def forget_concept_facts() -> None:
     """Drop the concept facts read (GROUNDERS.clear, once all shards are grounded)."""
     _concept_facts.cache_clear()
