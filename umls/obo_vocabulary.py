@@ -49,6 +49,7 @@ import re
 from collections import defaultdict
 from collections.abc import Iterable
 from pathlib import Path
+from typing import NamedTuple
 
 import pyarrow as pa
 
@@ -280,6 +281,124 @@ def read_translations(data_dir: Path, languages: Iterable[str]) -> dict[str, dic
     return out
 
 
+class _DoTerms(NamedTuple):
+    """The Disease Ontology as the open vocabulary reads it."""
+
+    terms: dict[str, OboTerm]  # the 2016 OBO's non-obsolete terms
+    cuis: dict[str, set[str]]  # UMLS CUIs by DOID, from the current DO and the 2016 OBO
+    parents: dict[str, list[str]]  # is_a by DOID; HumanDO's (by label) for current-only terms
+    labels: dict[str, str]  # the current DO's label by DOID
+    current_only: list[str]  # DOIDs with a CUI that the 2016 OBO lacks or marks obsolete, sorted
+
+
+def _do_terms(data_dir: Path) -> _DoTerms:
+    """The 2016 OBO, plus the current DO's CUIs, labels and (for current-only terms) parents."""
+    terms = _read_obo(data_dir / DO_OBO)
+    cuis: dict[str, set[str]] = defaultdict(set)
+    labels: dict[str, str] = {}
+    for _line, (doid, label, xref) in read_do_tsv(data_dir / DO_XREF, "the current DO's cross-references"):
+        labels.setdefault(doid, label)
+        if xref.startswith("UMLS_CUI:"):
+            cuis[doid].add(xref.split(":", 1)[1])
+    for t in terms.values():
+        for x in t.xrefs:
+            if x.startswith("UMLS_CUI:"):
+                cuis[t.id].add(x.split(":", 1)[1])
+    parents: dict[str, list[str]] = {t.id: list(t.parents) for t in terms.values()}
+    current_only = sorted(d for d in cuis if d not in terms)
+    if current_only:  # HumanDO.tsv is read (and required) only when some term needs its parents
+        human_parents = _human_do_parents(data_dir, terms, labels)
+        for doid in current_only:
+            parents[doid] = human_parents.get(doid, [])
+    return _DoTerms(terms, cuis, parents, labels, current_only)
+
+
+def _human_do_parents(data_dir: Path, terms: dict[str, OboTerm], labels: dict[str, str]) -> dict[str, list[str]]:
+    """Parents by DOID from HumanDO.tsv, which names a parent by its label: a label that names
+    one term only (HumanDO's, else the 2016 OBO's) is that term. Adds HumanDO's labels to
+    `labels` for DOIDs the cross-references lack."""
+    human = read_do_tsv(data_dir / DO_HUMAN, "the current DO's hierarchy")
+    by_label: dict[str, set[str]] = defaultdict(set)
+    for _line, (doid, label, _parent) in human:
+        by_label[label].add(doid)
+    for doid, t in terms.items():
+        by_label.setdefault(t.name, {doid})
+    human_parents: dict[str, list[str]] = defaultdict(list)
+    for _line, (doid, label, parent) in human:
+        labels.setdefault(doid, label)
+        ids = by_label.get(parent, set())
+        if len(ids) == 1:
+            human_parents[doid].append(next(iter(ids)))
+    return human_parents
+
+
+def _do_named_terms(do: _DoTerms) -> dict[str, OboTerm]:
+    """The 2016 terms, and the current-only ones named by their current label."""
+    return {**do.terms, **{doid: OboTerm(id=doid, name=do.labels.get(doid, "")) for doid in do.current_only}}
+
+
+def _do_renamed(do: _DoTerms) -> dict[str, str]:
+    """A current label that differs from the 2016 name, by DOID: kept as an English synonym."""
+    return {doid: do.labels[doid] for doid, t in do.terms.items() if do.labels.get(doid) and do.labels[doid] != t.name}
+
+
+def _hp_terms(data_dir: Path) -> tuple[dict[str, OboTerm], dict[str, list[str]], dict[str, list[str]]]:
+    """HPO's non-obsolete terms, their is_a parents and their well-formed CUIs, by HPO id."""
+    terms = _read_obo(data_dir / HP_OBO)
+    parents = {t.id: list(t.parents) for t in terms.values()}
+    cuis = {tid: _valid_cuis(c) for tid, c in ds.hpo_cuis(terms).items()}
+    return terms, parents, cuis
+
+
+def _translation_sabs(translations: dict, given: dict[str, str] | None) -> dict[str, str]:
+    """The SAB of each translated language: the one given, else derive_sample's, else "HPO" + code."""
+    return {code: (given or {}).get(code) or ds.SAB_BY_LANG.get(code) or f"HPO{code.upper()}" for code in translations}
+
+
+class _NearestConcepts:
+    """The CUIs of a term's nearest ancestors that are concepts: a walk up its parents that
+    stops at each term with a CUI and passes through terms without one. The memo is shared by
+    every call (both ontologies: their ids never collide)."""
+
+    def __init__(self, id_to_cui: dict[str, str]):
+        self.id_to_cui = id_to_cui
+        self.memo: dict[str, frozenset[str]] = {}
+
+    def of(self, term_id: str, parents: dict[str, list[str]]) -> frozenset[str]:
+        got = self.memo.get(term_id)
+        if got is not None:
+            return got
+        out: set[str] = set()
+        seen: set[str] = set()
+        stack = list(parents.get(term_id, ()))
+        while stack:
+            p = stack.pop()
+            if p in seen:
+                continue
+            seen.add(p)
+            if p in self.id_to_cui:
+                out.add(self.id_to_cui[p])
+            elif p in self.memo:
+                out |= self.memo[p]
+            else:
+                stack.extend(parents.get(p, ()))
+        self.memo[term_id] = frozenset(out)
+        return self.memo[term_id]
+
+
+def _bridge_parents(id_to_cui: dict[str, str], do_parents: dict[str, list[str]],
+                    hp_parents: dict[str, list[str]]) -> list[tuple[str, str]]:
+    """(concept, parent concept) links, in term order: each term's nearest ancestors that are
+    concepts, so that terms without a CUI do not cut the hierarchy (derive_sample keeps direct
+    links only, which loses most of the full HPO's upper hierarchy)."""
+    nearest = _NearestConcepts(id_to_cui)
+    links = []
+    for term_id, cui in id_to_cui.items():
+        parents = hp_parents if term_id.startswith("HP:") else do_parents
+        links += [(cui, pc) for pc in nearest.of(term_id, parents) if pc != cui]
+    return links
+
+
 def collect_open(data_dir: Path, roots: str | Iterable[str] = "all", languages: Iterable[str] = ("fr", "es", "ja", "zh"),
                  translation_sabs: dict[str, str] | None = None) -> dict:
     """Concepts keyed by CUI, in derive_sample.collect's shape (names per language, sty, parents, defs, src).
@@ -295,85 +414,21 @@ def _collect_open(data_dir: Path, roots: str | Iterable[str], languages: Iterabl
     """collect_open's concepts, and the CUI of every ontology term that became one."""
     data_dir = Path(data_dir)
     wanted = _parse_roots(roots, data_dir)
-
-    # ---- Disease Ontology: the 2016 OBO, plus the current DO's CUIs, labels and parents
-    do_terms = _read_obo(data_dir / DO_OBO)
-    do_cuis: dict[str, set[str]] = defaultdict(set)
-    do_label: dict[str, str] = {}
-    for _line, (doid, label, xref) in read_do_tsv(data_dir / DO_XREF, "the current DO's cross-references"):
-        do_label.setdefault(doid, label)
-        if xref.startswith("UMLS_CUI:"):
-            do_cuis[doid].add(xref.split(":", 1)[1])
-    for t in do_terms.values():
-        for x in t.xrefs:
-            if x.startswith("UMLS_CUI:"):
-                do_cuis[t.id].add(x.split(":", 1)[1])
-    do_parents: dict[str, list[str]] = {t.id: list(t.parents) for t in do_terms.values()}
-    current_only = sorted(d for d in do_cuis if d not in do_terms)
-    if current_only:
-        human = read_do_tsv(data_dir / DO_HUMAN, "the current DO's hierarchy")
-        by_label: dict[str, set[str]] = defaultdict(set)
-        for _line, (doid, label, _parent) in human:
-            by_label[label].add(doid)
-        for doid, t in do_terms.items():
-            by_label.setdefault(t.name, {doid})
-        human_parents: dict[str, list[str]] = defaultdict(list)
-        for _line, (doid, label, parent) in human:
-            do_label.setdefault(doid, label)
-            ids = by_label.get(parent, set())
-            if len(ids) == 1:
-                human_parents[doid].append(next(iter(ids)))
-        for doid in current_only:
-            do_parents[doid] = human_parents.get(doid, [])
-
-    # ---- HPO
-    hp_terms = _read_obo(data_dir / HP_OBO)
-    hp_parents = {t.id: list(t.parents) for t in hp_terms.values()}
+    do = _do_terms(data_dir)
+    hp_terms, hp_parents, hp_cuis = _hp_terms(data_dir)
     translations = read_translations(data_dir, languages)
-    sabs = {code: (translation_sabs or {}).get(code) or ds.SAB_BY_LANG.get(code) or f"HPO{code.upper()}" for code in translations}
+    sabs = _translation_sabs(translations, translation_sabs)
 
-    do_lineage, hp_lineage = _Lineage(do_parents), _Lineage(hp_parents)
     concepts: dict[str, dict] = {}
     id_to_cui: dict[str, str] = {}
-    # DO terms only the current DO has: their current label is their name
-    do_all = {**do_terms, **{doid: OboTerm(id=doid, name=do_label.get(doid, "")) for doid in current_only}}
-    # a current label that differs from the 2016 name is kept as an English synonym
-    do_current = {doid: do_label[doid] for doid, t in do_terms.items() if do_label.get(doid) and do_label[doid] != t.name}
-    ds.add_terms(concepts, id_to_cui, "DO", do_all, {doid: _valid_cuis(cuis) for doid, cuis in do_cuis.items()},
-                 do_lineage.of, wanted, _sty, also_en=do_current)
-    hp_cuis = {tid: _valid_cuis(cuis) for tid, cuis in ds.hpo_cuis(hp_terms).items()}
-    ds.add_terms(concepts, id_to_cui, "HPO", hp_terms, hp_cuis, hp_lineage.of, wanted, _sty, translations,
+    # DO before HPO (derive_sample's rule): a CUI both name takes DO's name as its preferred
+    # English atom, and the semantic type of DO's term
+    ds.add_terms(concepts, id_to_cui, "DO", _do_named_terms(do), {doid: _valid_cuis(cuis) for doid, cuis in do.cuis.items()},
+                 _Lineage(do.parents).of, wanted, _sty, also_en=_do_renamed(do))
+    ds.add_terms(concepts, id_to_cui, "HPO", hp_terms, hp_cuis, _Lineage(hp_parents).of, wanted, _sty, translations,
                  translation_sabs=sabs)
-
-    # parents: the nearest ancestors that are concepts (bridging terms without a CUI)
-    nearest_memo: dict[str, frozenset[str]] = {}
-
-    def nearest(term_id: str, parents: dict[str, list[str]]) -> frozenset[str]:
-        got = nearest_memo.get(term_id)
-        if got is not None:
-            return got
-        out: set[str] = set()
-        seen: set[str] = set()
-        stack = list(parents.get(term_id, ()))
-        while stack:
-            p = stack.pop()
-            if p in seen:
-                continue
-            seen.add(p)
-            if p in id_to_cui:
-                out.add(id_to_cui[p])
-            elif p in nearest_memo:
-                out |= nearest_memo[p]
-            else:
-                stack.extend(parents.get(p, ()))
-        nearest_memo[term_id] = frozenset(out)
-        return nearest_memo[term_id]
-
-    for term_id, cui in id_to_cui.items():
-        parents = hp_parents if term_id.startswith("HP:") else do_parents
-        for pc in nearest(term_id, parents):
-            if pc != cui:
-                concepts[cui]["parents"].add(pc)
+    for cui, parent in _bridge_parents(id_to_cui, do.parents, hp_parents):
+        concepts[cui]["parents"].add(parent)
     return concepts, id_to_cui
 
 
