@@ -347,3 +347,16 @@ def test_real_sample_roots_equal_the_committed_sample(real, tmp_path):
     # the RRF reader keeps the file's row order (re-sorting millions of atoms is costly): same rows
     key = lambda r: tuple(str(v) for v in r.values())  # noqa: E731
     assert sorted(pq.read_table(ours["atoms"]).to_pylist(), key=key) == sorted(pq.read_table(ref["atoms"]).to_pylist(), key=key)
+
+
+def test_a_renamed_term_s_current_label_from_humando_becomes_an_english_synonym(tiny):
+    """A 2016 term the current DO renamed, seen only in HumanDO.tsv (no cross-reference row
+    carries its current label), keeps its 2016 name and gains the current one as a synonym."""
+    from umls.obo_vocabulary import collect_open
+
+    before = collect_open(tiny, "all", languages=())["C9000104"]
+    (tiny / "disease-ontology" / "HumanDO.tsv").write_text(
+        HUMAN_DO + '"DOID:104"\t"sparkle neoplasm"\t"disease of cellular proliferation"\n', encoding="utf-8")
+    after = collect_open(tiny, "all", languages=())["C9000104"]
+    assert before["names"]["en"] == [("DO", "PT", "sparkle tumour")]
+    assert after["names"]["en"] == [("DO", "PT", "sparkle tumour"), ("DO", "SY", "sparkle neoplasm")]
