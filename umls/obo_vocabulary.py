@@ -355,35 +355,23 @@ def _translation_sabs(translations: dict, given: dict[str, str] | None) -> dict[
     return {code: (given or {}).get(code) or ds.SAB_BY_LANG.get(code) or f"HPO{code.upper()}" for code in translations}
 
 
-class _NearestConcepts:
-    """The CUIs of a term's nearest ancestors that are concepts: a walk up its parents that
-    stops at each term with a CUI and passes through terms without one. The memo is shared by
-    every call (both ontologies: their ids never collide)."""
-
-    def __init__(self, id_to_cui: dict[str, str]):
-        self.id_to_cui = id_to_cui
-        self.memo: dict[str, frozenset[str]] = {}
-
-    def of(self, term_id: str, parents: dict[str, list[str]]) -> frozenset[str]:
-        got = self.memo.get(term_id)
-        if got is not None:
-            return got
-        out: set[str] = set()
-        seen: set[str] = set()
-        stack = list(parents.get(term_id, ()))
-        while stack:
-            p = stack.pop()
-            if p in seen:
-                continue
-            seen.add(p)
-            if p in self.id_to_cui:
-                out.add(self.id_to_cui[p])
-            elif p in self.memo:
-                out |= self.memo[p]
-            else:
-                stack.extend(parents.get(p, ()))
-        self.memo[term_id] = frozenset(out)
-        return self.memo[term_id]
+def nearest_concepts(term_id: str, parents: dict[str, list[str]], id_to_cui: dict[str, str]) -> set[str]:
+    """Pure: the CUIs of a term's nearest ancestors that are concepts: a walk up its parents
+    that stops at each term with a CUI and passes through terms without one. (No memo: each
+    term is asked once, and a walk stops at concepts, the only terms a memo could hold.)"""
+    out: set[str] = set()
+    seen: set[str] = set()
+    stack = list(parents.get(term_id, ()))
+    while stack:
+        p = stack.pop()
+        if p in seen:
+            continue
+        seen.add(p)
+        if p in id_to_cui:
+            out.add(id_to_cui[p])
+        else:
+            stack.extend(parents.get(p, ()))
+    return out
 
 
 def _bridge_parents(id_to_cui: dict[str, str], do_parents: dict[str, list[str]],
@@ -391,11 +379,10 @@ def _bridge_parents(id_to_cui: dict[str, str], do_parents: dict[str, list[str]],
     """(concept, parent concept) links, in term order: each term's nearest ancestors that are
     concepts, so that terms without a CUI do not cut the hierarchy (derive_sample keeps direct
     links only, which loses most of the full HPO's upper hierarchy)."""
-    nearest = _NearestConcepts(id_to_cui)
     links = []
     for term_id, cui in id_to_cui.items():
         parents = hp_parents if term_id.startswith("HP:") else do_parents
-        links += [(cui, pc) for pc in nearest.of(term_id, parents) if pc != cui]
+        links += [(cui, pc) for pc in nearest_concepts(term_id, parents, id_to_cui) if pc != cui]
     return links
 
 
