@@ -419,7 +419,7 @@ class VocabularyFacts:
     """What the tables need of the vocabulary beyond the links: where each name came from
     (`name_kinds`) and which concepts an option may name as its answer."""
     kinds: dict[tuple[str, str], set[str]]
-    answerable: frozenset[str]  # key group and a definition (tasks/grounding/stage.py answer_concepts)
+    answerable: frozenset[str]  # key group and a definition (tasks/grounding/keys.py answer_concepts)
 
 
 def answerable_concepts(rows: Iterable[tuple[str, str, str | None]], key_groups: set[str]) -> frozenset[str]:
